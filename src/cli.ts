@@ -1,0 +1,3 @@
+import { runCli } from "./cli/program.js";
+
+await runCli();

@@ -1,0 +1,17 @@
+import type { Command } from "commander";
+import type { ChatService } from "../service.js";
+import { createChatService } from "../service.js";
+
+/**
+ * Opens the service for one command with the global options, runs it and
+ * closes the database whatever happens.
+ */
+export async function withService<T>(command: Command, run: (service: ChatService) => T | Promise<T>): Promise<T> {
+  const { db } = command.optsWithGlobals<{ db?: string }>();
+  const service = createChatService(db ? { db } : {});
+  try {
+    return await run(service);
+  } finally {
+    await service.close();
+  }
+}

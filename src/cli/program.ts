@@ -1,0 +1,36 @@
+import { Command } from "commander";
+import { registerBots } from "./commands/bots.js";
+import { registerInit } from "./commands/init.js";
+import { registerKeys } from "./commands/keys.js";
+import { registerOrgs } from "./commands/orgs.js";
+import { registerServe } from "./commands/serve.js";
+import { registerUsers } from "./commands/users.js";
+import { formatError } from "./output.js";
+import { version } from "../version.js";
+
+/** The `chatsvc` command line. */
+export function createProgram(): Command {
+  const program = new Command("chatsvc")
+    .description("Self-hostable AI chatbot service")
+    .version(version)
+    .option("--db <file>", "SQLite database file (env CHATSVC_DB)", process.env.CHATSVC_DB)
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+  registerInit(program);
+  registerServe(program);
+  registerOrgs(program);
+  registerUsers(program);
+  registerBots(program);
+  registerKeys(program);
+  return program;
+}
+
+/** Runs the CLI; a failed command prints one line on stderr and exits non-zero. */
+export async function runCli(argv: string[] = process.argv): Promise<void> {
+  try {
+    await createProgram().parseAsync(argv);
+  } catch (error) {
+    process.stderr.write(`${formatError(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,201 @@
+import { ChatsvcError, type FieldErrors } from "./core/errors.js";
+
+/** Attribution shown in replies while an organisation has no brand removal. */
+export interface BrandingOptions {
+  text?: string;
+  url?: string;
+  iconUrl?: string;
+}
+
+export interface WebhookOptions {
+  /** Deliver to private, loopback and other non-public addresses (tests, intranets). Default false. */
+  allowPrivateNetworks?: boolean;
+  /** Delays before each retry, in milliseconds. Default `[1000, 5000, 25000]`. */
+  retryDelaysMs?: number[];
+  /** Per-attempt timeout. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Deliveries in flight at once. Default 8. */
+  concurrency?: number;
+}
+
+export interface RetrievalOptions {
+  /** Chunks handed to the model. Default 6. */
+  k?: number;
+  /** Minimum relevance (0..1) for a chunk to count; below it the bot cannot answer. Default 0.2. */
+  threshold?: number;
+}
+
+export interface ChunkingOptions {
+  /** Target chunk size in characters. Default 1000. */
+  size?: number;
+  /** Characters repeated between neighbouring chunks. Default 150. */
+  overlap?: number;
+}
+
+/**
+ * Options of {@link createChatService}. Every option can also come from the
+ * environment (`CHATSVC_*`, `OLLAMA_HOST`, `OPENAI_*`); explicit options win.
+ */
+export interface ChatServiceOptions {
+  /** SQLite file. Default `./.chatsvc/chatsvc.db` (env `CHATSVC_DB`); `:memory:` works for tests. */
+  db?: string;
+  /** Default chat model: `extractive`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_CHAT_MODEL`). */
+  chatModel?: string;
+  /** Embedder: `hash`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_EMBED_MODEL`). */
+  embedModel?: string;
+  /** Ollama server (env `OLLAMA_HOST`). Default `http://127.0.0.1:11434`. */
+  ollamaHost?: string;
+  /** OpenAI-compatible server (env `OPENAI_BASE_URL`, `OPENAI_API_KEY`). Default `https://api.openai.com/v1`. */
+  openaiBaseUrl?: string;
+  openaiApiKey?: string;
+  /** A model call slower than this fails (env `CHATSVC_MODEL_TIMEOUT_MS`). Default 60 000. */
+  modelTimeoutMs?: number;
+  /** Monthly credits of a new organisation (env `CHATSVC_CREDITS_MONTHLY`). Default 10 000. */
+  creditsMonthly?: number;
+  /** Credits charged per answered message, by model spec; `default` for the rest. Default 1. */
+  creditCosts?: Record<string, number>;
+  branding?: BrandingOptions;
+  webhooks?: WebhookOptions;
+  retrieval?: RetrievalOptions;
+  chunking?: ChunkingOptions;
+  /** Take the client IP from `X-Forwarded-For` (env `CHATSVC_TRUST_PROXY=1`). Default false. */
+  trustProxy?: boolean;
+  /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
+  countryHeader?: string;
+  /** SQLite busy timeout in milliseconds. Default 5 000. */
+  busyTimeoutMs?: number;
+  /** Environment to read; default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** The validated, complete configuration a service runs with. */
+export interface ResolvedConfig {
+  db: string;
+  chatModel: string;
+  embedModel: string;
+  ollamaHost: string;
+  openaiBaseUrl: string;
+  openaiApiKey: string | undefined;
+  modelTimeoutMs: number;
+  creditsMonthly: number;
+  creditCosts: Record<string, number>;
+  branding: Required<BrandingOptions>;
+  webhooks: Required<WebhookOptions>;
+  retrieval: Required<RetrievalOptions>;
+  chunking: Required<ChunkingOptions>;
+  trustProxy: boolean;
+  countryHeader: string;
+  busyTimeoutMs: number;
+}
+
+export const DEFAULT_DB_FILE = "./.chatsvc/chatsvc.db";
+
+const DEFAULT_ICON =
+  "data:image/svg+xml;base64," +
+  Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="4" fill="#2563eb"/><path d="M4 5h8v5H8l-3 2v-2H4z" fill="#fff"/></svg>',
+  ).toString("base64");
+
+const MODEL_SPEC = /^(extractive|hash|(ollama|openai):\S+)$/;
+
+/**
+ * Merges options, environment and defaults, and validates the result once.
+ * Invalid values throw a 422 {@link ChatsvcError} naming each option.
+ */
+export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig {
+  const env = options.env ?? process.env;
+  const errors: FieldErrors = {};
+  const fail = (field: string, message: string) => (errors[field] ??= []).push(message);
+
+  const int = (field: string, value: number | string | undefined, fallback: number, min: number): number => {
+    if (value === undefined || value === "") return fallback;
+    const n = typeof value === "number" ? value : Number(value);
+    if (!Number.isInteger(n) || n < min) {
+      fail(field, `${field} must be an integer of at least ${min}`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (field: string, value: boolean | string | undefined): boolean => {
+    if (value === undefined || value === "") return false;
+    if (typeof value === "boolean") return value;
+    if (/^(1|true|yes|on)$/i.test(value)) return true;
+    if (/^(0|false|no|off)$/i.test(value)) return false;
+    fail(field, `${field} must be a boolean (1/0, true/false)`);
+    return false;
+  };
+  const spec = (field: string, value: string, allowed: RegExp): string => {
+    if (!allowed.test(value)) fail(field, `${field} must be extractive, hash, ollama:<model> or openai:<model>; got "${value}"`);
+    return value;
+  };
+
+  const chatModel = spec("chatModel", options.chatModel ?? env.CHATSVC_CHAT_MODEL ?? "extractive", MODEL_SPEC);
+  if (chatModel === "hash") fail("chatModel", "chatModel cannot be the hash embedder");
+  const embedModel = spec("embedModel", options.embedModel ?? env.CHATSVC_EMBED_MODEL ?? "hash", MODEL_SPEC);
+  if (embedModel === "extractive") fail("embedModel", "embedModel cannot be the extractive chat model");
+
+  const retryDelaysMs = options.webhooks?.retryDelaysMs ?? parseDelays(env.CHATSVC_WEBHOOK_RETRY_DELAYS, fail);
+  if (!Array.isArray(retryDelaysMs) || retryDelaysMs.some((d) => !Number.isInteger(d) || d < 0) || retryDelaysMs.length > 10) {
+    fail("webhooks.retryDelaysMs", "webhooks.retryDelaysMs must be at most 10 non-negative integers (milliseconds)");
+  }
+
+  const creditCosts = { default: 1, ...options.creditCosts };
+  for (const [model, cost] of Object.entries(creditCosts)) {
+    if (!Number.isInteger(cost) || cost < 0) fail("creditCosts", `creditCosts.${model} must be a non-negative integer`);
+  }
+
+  const threshold = options.retrieval?.threshold ?? 0.2;
+  if (typeof threshold !== "number" || !(threshold >= 0 && threshold <= 1)) {
+    fail("retrieval.threshold", "retrieval.threshold must be a number from 0 to 1");
+  }
+
+  const chunkSize = int("chunking.size", options.chunking?.size, 1000, 100);
+  const overlap = int("chunking.overlap", options.chunking?.overlap, 150, 0);
+  if (overlap >= chunkSize) fail("chunking.overlap", "chunking.overlap must be smaller than chunking.size");
+
+  const config: ResolvedConfig = {
+    db: options.db ?? env.CHATSVC_DB ?? DEFAULT_DB_FILE,
+    chatModel,
+    embedModel,
+    ollamaHost: options.ollamaHost ?? env.OLLAMA_HOST ?? "http://127.0.0.1:11434",
+    openaiBaseUrl: (options.openaiBaseUrl ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1").replace(/\/+$/, ""),
+    openaiApiKey: options.openaiApiKey ?? env.OPENAI_API_KEY,
+    modelTimeoutMs: int("modelTimeoutMs", options.modelTimeoutMs ?? env.CHATSVC_MODEL_TIMEOUT_MS, 60_000, 1),
+    creditsMonthly: int("creditsMonthly", options.creditsMonthly ?? env.CHATSVC_CREDITS_MONTHLY, 10_000, 0),
+    creditCosts,
+    branding: {
+      text: options.branding?.text ?? "Powered by chatsvc",
+      url: options.branding?.url ?? "https://github.com/chatsvc/chatsvc",
+      iconUrl: options.branding?.iconUrl ?? DEFAULT_ICON,
+    },
+    webhooks: {
+      allowPrivateNetworks:
+        options.webhooks?.allowPrivateNetworks ?? bool("webhooks.allowPrivateNetworks", env.CHATSVC_WEBHOOKS_ALLOW_PRIVATE),
+      retryDelaysMs: Array.isArray(retryDelaysMs) ? retryDelaysMs : [1000, 5000, 25000],
+      timeoutMs: int("webhooks.timeoutMs", options.webhooks?.timeoutMs, 10_000, 1),
+      concurrency: int("webhooks.concurrency", options.webhooks?.concurrency, 8, 1),
+    },
+    retrieval: { k: int("retrieval.k", options.retrieval?.k, 6, 1), threshold },
+    chunking: { size: chunkSize, overlap },
+    trustProxy: options.trustProxy ?? bool("trustProxy", env.CHATSVC_TRUST_PROXY),
+    countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
+    busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
+  };
+  if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");
+  return config;
+}
+
+function parseDelays(raw: string | undefined, fail: (field: string, message: string) => void): number[] {
+  if (raw === undefined || raw.trim() === "") return [1000, 5000, 25000];
+  const parts = raw.split(",").map((s) => s.trim());
+  if (parts.some((p) => !/^\d+$/.test(p))) {
+    fail("webhooks.retryDelaysMs", "CHATSVC_WEBHOOK_RETRY_DELAYS must be comma-separated milliseconds, e.g. 1000,5000,25000");
+    return [1000, 5000, 25000];
+  }
+  return parts.map(Number);
+}
+
+/** Credits one answered message costs with the given model spec. */
+export function creditCost(config: ResolvedConfig, model: string): number {
+  return config.creditCosts[model] ?? config.creditCosts.default ?? 1;
+}

@@ -1,0 +1,9 @@
+/** Current time as the ISO 8601 UTC string every table and response uses. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+/** UTC calendar month (`YYYY-MM`) of a date: the unit of the credit ledger. */
+export function utcMonth(date = new Date()): string {
+  return date.toISOString().slice(0, 7);
+}

@@ -1,0 +1,64 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import * as sqliteVec from "sqlite-vec";
+import * as schema from "./schema.js";
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+export type Sqlite = Database.Database;
+
+export interface OpenDatabaseOptions {
+  /** Milliseconds a writer waits for another connection's lock before `SQLITE_BUSY`. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating if needed) the SQLite file, loads sqlite-vec, sets the pragmas
+ * every connection needs, and applies pending migrations.
+ *
+ * @example
+ * const db = openDatabase("./.chatsvc/chatsvc.db");
+ */
+export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDatabaseOptions = {}): Db {
+  if (file !== ":memory:") mkdirSync(dirname(resolve(file)), { recursive: true });
+  const client = new Database(file);
+  try {
+    client.pragma("journal_mode = WAL");
+    // NORMAL is only durable-enough in WAL mode and must be set on every connection.
+    client.pragma("synchronous = NORMAL");
+    client.pragma("foreign_keys = ON");
+    client.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    client.pragma("temp_store = MEMORY");
+    // vec0 scans read the whole partition: mapping the file saves a copy per page.
+    client.pragma("mmap_size = 1073741824");
+    // vec0 must exist before migrations that might reference it run.
+    sqliteVec.load(client);
+    const db = drizzle({ client, schema }) as Db;
+    migrate(db, { migrationsFolder: findMigrationsFolder() });
+    return db;
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+}
+
+let migrationsFolder: string | undefined;
+
+/**
+ * tsup chunks the output, so a fixed relative path from this module breaks:
+ * walk up from here to the package root that ships `drizzle/`.
+ */
+function findMigrationsFolder(): string {
+  if (migrationsFolder) return migrationsFolder;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, "drizzle", "meta", "_journal.json");
+    if (existsSync(candidate)) return (migrationsFolder = join(dir, "drizzle"));
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("chatsvc: migrations folder (drizzle/) not found next to the package");
+    dir = parent;
+  }
+}

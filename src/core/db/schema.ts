@@ -1,0 +1,249 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/*
+ * Timestamps are ISO 8601 UTC strings with milliseconds (`Date#toISOString`):
+ * they sort lexically, compare with `<`/`>` in SQL and go out over the API unchanged.
+ * JSON columns hold JSON text; the core modules parse them.
+ */
+
+const createdAt = () => text("created_at").notNull();
+
+export const organizations = sqliteTable("organizations", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  creditsMonthly: integer("credits_monthly").notNull().default(10_000),
+  brandRemoval: integer("brand_removal", { mode: "boolean" }).notNull().default(false),
+  createdAt: createdAt(),
+});
+
+export const users = sqliteTable("users", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  organizationId: integer("organization_id")
+    .notNull()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  email: text("email").notNull().unique(),
+  name: text("name"),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    expiresAt: text("expires_at"),
+    lastUsedAt: text("last_used_at"),
+    attributionAcceptedAt: text("attribution_accepted_at").notNull(),
+    attributionIp: text("attribution_ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("api_keys_user_idx").on(t.userId)],
+);
+
+export const chatbots = sqliteTable(
+  "chatbots",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    description: text("description").notNull().default(""),
+    language: text("language").notNull().default("en"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    greetingMessage: text("greeting_message").notNull().default(""),
+    fallbackMessage: text("fallback_message").notNull().default(""),
+    placeholderText: text("placeholder_text").notNull().default(""),
+    appearance: text("appearance").notNull().default("{}"),
+    model: text("model"),
+    instructions: text("instructions").notNull().default(""),
+    allowedOrigins: text("allowed_origins").notNull().default("[]"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("chatbots_org_idx").on(t.organizationId)],
+);
+
+export const conversations = sqliteTable(
+  "conversations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull().unique(),
+    visitorId: text("visitor_id"),
+    visitorName: text("visitor_name"),
+    visitorEmail: text("visitor_email"),
+    visitorPhone: text("visitor_phone"),
+    metadata: text("metadata").notNull().default("{}"),
+    source: text("source").notNull().default("api"),
+    sourceUrl: text("source_url"),
+    ip: text("ip"),
+    country: text("country"),
+    startedAt: text("started_at").notNull(),
+    lastMessageAt: text("last_message_at").notNull(),
+    endedAt: text("ended_at"),
+  },
+  (t) => [index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt)],
+);
+
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["user", "assistant"] }).notNull(),
+    content: text("content").notNull(),
+    sources: text("sources").notNull().default("[]"),
+    model: text("model"),
+    responseMs: integer("response_ms"),
+    rating: text("rating", { enum: ["good", "bad"] }),
+    regenerated: integer("regenerated", { mode: "boolean" }).notNull().default(false),
+    cannotAnswer: integer("cannot_answer", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index("messages_conversation_idx").on(t.conversationId)],
+);
+
+export const leads = sqliteTable(
+  "leads",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    name: text("name"),
+    email: text("email"),
+    phone: text("phone"),
+    company: text("company"),
+    message: text("message"),
+    source: text("source").notNull().default("api"),
+    sourceUrl: text("source_url"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt)],
+);
+
+export const creditLedger = sqliteTable(
+  "credit_ledger",
+  {
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** UTC calendar month, `YYYY-MM`. */
+    month: text("month").notNull(),
+    creditsUsed: integer("credits_used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.month] })],
+);
+
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    events: text("events").notNull().default("[]"),
+    secret: text("secret").notNull(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    totalTriggers: integer("total_triggers").notNull().default(0),
+    failedTriggers: integer("failed_triggers").notNull().default(0),
+    lastTriggeredAt: text("last_triggered_at"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("webhooks_org_url_idx").on(t.organizationId, t.url)],
+);
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    webhookId: integer("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    /** Standard Webhooks `webhook-id`: stable across retries of one delivery. */
+    messageId: text("message_id").notNull().unique(),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** Epoch milliseconds; the worker picks pending rows whose time has come. */
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
+);
+
+export const documents = sqliteTable(
+  "documents",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** `file` or `url`; surfaces as a source's `type`. */
+    type: text("type").notNull(),
+    /** Where the document came from (absolute path or URL): the identity used to update on re-ingest. */
+    source: text("source").notNull(),
+    url: text("url"),
+    contentHash: text("content_hash").notNull(),
+    chunkCount: integer("chunk_count").notNull().default(0),
+    bytes: integer("bytes").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("documents_chatbot_source_idx").on(t.chatbotId, t.source),
+    index("documents_chatbot_hash_idx").on(t.chatbotId, t.contentHash),
+  ],
+);
+
+export const chunks = sqliteTable(
+  "chunks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    documentId: integer("document_id")
+      .notNull()
+      .references(() => documents.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id").notNull(),
+    ordinal: integer("ordinal").notNull(),
+    /** Heading path, e.g. `Install > From npm`; empty when the chunk has none. */
+    heading: text("heading").notNull().default(""),
+    content: text("content").notNull(),
+  },
+  (t) => [index("chunks_document_idx").on(t.documentId), index("chunks_chatbot_idx").on(t.chatbotId)],
+);
+
+/** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */
+export const settings = sqliteTable("settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+  updatedAt: text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
+});

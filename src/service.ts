@@ -1,0 +1,94 @@
+import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./config.js";
+import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./core/bootstrap.js";
+import type { Branding } from "./core/branding.js";
+import { createChatbots, type Chatbots } from "./core/chatbots.js";
+import { openDatabase, type Db } from "./core/db/open.js";
+import { createEventBus, type EventListener, type EventName } from "./core/events.js";
+import { createKeys, type Keys } from "./core/keys.js";
+import { createOrgs, type Orgs } from "./core/orgs.js";
+import { createUsers, type Users } from "./core/users.js";
+
+/**
+ * A running chatsvc: the database and every part built on it. Create it with
+ * {@link createChatService}; call `close()` when done.
+ */
+export interface ChatService {
+  readonly config: ResolvedConfig;
+  readonly orgs: Orgs;
+  readonly users: Users;
+  readonly keys: Keys;
+  readonly chatbots: Chatbots;
+  /** The `branding` object for an organisation's chatbots. */
+  branding(organizationId: number): Branding;
+  /** True when the database has no organisation yet (first run). */
+  isEmpty(): boolean;
+  /** First-run setup: an organisation, its owner, the `demo` chatbot and one API key. */
+  bootstrap(options?: BootstrapOptions): Promise<BootstrapResult>;
+  /** Listen to domain events after they are committed. Returns an unsubscribe function. */
+  on<N extends EventName>(name: N | "*", listener: EventListener<N>): () => void;
+  /** Flushes pending writes and closes the database. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Internals shared by the service's parts; not part of the public API. */
+export interface ServiceInternals {
+  db: Db;
+}
+
+const internals = new WeakMap<ChatService, ServiceInternals>();
+
+/** For chatsvc's own modules (tests, benchmarks) that need the database handle. */
+export function internalsOf(service: ChatService): ServiceInternals {
+  const found = internals.get(service);
+  if (!found) throw new Error("chatsvc: not a service created by createChatService()");
+  return found;
+}
+
+/**
+ * Opens (or creates) a chatsvc database and returns the service.
+ *
+ * @example
+ * const service = createChatService({ db: "./data/chatsvc.db" });
+ * const bots = service.chatbots.list();
+ * await service.close();
+ */
+export function createChatService(options: ChatServiceOptions = {}): ChatService {
+  const config = resolveConfig(options);
+  const db = openDatabase(config.db, { busyTimeoutMs: config.busyTimeoutMs });
+  const sqlite = db.$client;
+  const events = createEventBus();
+  const orgs = createOrgs(db, config);
+  const users = createUsers(db);
+  const keys = createKeys(db);
+
+  const brandRemovalOf = sqlite.prepare<[number], { brand_removal: number }>("SELECT brand_removal FROM organizations WHERE id = ?");
+  const hasChunks = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM chunks WHERE chatbot_id = ? LIMIT 1");
+  const branding = (organizationId: number): Branding => ({
+    required: !(brandRemovalOf.get(organizationId)?.brand_removal === 1),
+    text: config.branding.text,
+    url: config.branding.url,
+    icon_url: config.branding.iconUrl,
+  });
+  const chatbots = createChatbots(db, { branding, hasKnowledge: (id) => hasChunks.get(id) !== undefined });
+
+  let closed = false;
+  const service: ChatService = {
+    config,
+    orgs,
+    users,
+    keys,
+    chatbots,
+    branding,
+    isEmpty: () => sqlite.prepare("SELECT 1 FROM organizations LIMIT 1").get() === undefined,
+    bootstrap: (opts) => bootstrap(service, opts),
+    on: (name, listener) => events.on(name, listener),
+    async close() {
+      if (closed) return;
+      closed = true;
+      keys.flush();
+      sqlite.close();
+    },
+  };
+  internals.set(service, { db });
+  return service;
+}

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ChatServiceOptions } from "../../src/config.js";
+import type { BootstrapResult } from "../../src/core/bootstrap.js";
+import { startServer, type RunningServer } from "../../src/http/server.js";
+import { createChatService, type ChatService } from "../../src/service.js";
+
+export interface Harness {
+  dir: string;
+  dbFile: string;
+  service: ChatService;
+  server: RunningServer;
+  /** Base URL of the API, `http://127.0.0.1:<port>/api/v1`. */
+  api: string;
+  /** What first-run setup created: organisation, owner, `demo` bot and its key. */
+  tenant: BootstrapResult;
+  /** fetch against the API over the real socket, with the tenant's key unless `key` is given (null: none). */
+  call(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A temp directory removed by the returned cleanup. */
+export function tempDir(prefix = "chatsvc-test-"): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Sends a request over a real socket and parses the JSON answer. */
+export async function request(url: string, { key, json, headers, ...init }: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<ApiResponse> {
+  const h = new Headers(headers);
+  if (key) h.set("authorization", `Bearer ${key}`);
+  if (json !== undefined) {
+    h.set("content-type", "application/json");
+    init.body = JSON.stringify(json);
+    init.method ??= "POST";
+  }
+  const res = await fetch(url, { ...init, headers: h });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+/**
+ * A fresh service on a fresh SQLite file in a temp dir, served over a real
+ * socket on 127.0.0.1, with first-run setup done.
+ */
+export async function startHarness(options: ChatServiceOptions = {}): Promise<Harness> {
+  const { dir, cleanup } = tempDir();
+  const dbFile = join(dir, "chatsvc.db");
+  const service = createChatService({ env: {}, ...options, db: dbFile });
+  const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
+  const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
+  const api = `${server.url}/api/v1`;
+  return {
+    dir,
+    dbFile,
+    service,
+    server,
+    api,
+    tenant,
+    call: (path, init = {}) => request(`${api}${path}`, { ...init, key: init.key === undefined ? tenant.key.key : init.key }),
+    async close() {
+      await server.close();
+      await service.close();
+      cleanup();
+    },
+  };
+}
+
+/** A second organisation with its own user, key and chatbot, for isolation tests. */
+export function addTenant(service: ChatService, name = "Other") {
+  const organization = service.orgs.create({ name });
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+  const user = service.users.create({ organization_id: organization.id, email: `owner@${slug}.test` });
+  const chatbot = service.chatbots.create({ organization_id: organization.id, slug: `${slug}-bot`, name: `${name} bot` });
+  const key = service.keys.create({ user_id: user.id, name: "test", accept_attribution: true });
+  return { organization, user, chatbot, key };
+}
