@@ -3,10 +3,13 @@ import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./core/b
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
 import { openDatabase, type Db } from "./core/db/open.js";
-import { createEventBus, type EventListener, type EventName } from "./core/events.js";
+import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
 import { createKeys, type Keys } from "./core/keys.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
 import { createUsers, type Users } from "./core/users.js";
+import { createKnowledge } from "./knowledge/index.js";
+import type { Knowledge } from "./knowledge/types.js";
+import { createModels, type Models } from "./models/registry.js";
 
 /**
  * A running chatsvc: the database and every part built on it. Create it with
@@ -18,6 +21,8 @@ export interface ChatService {
   readonly users: Users;
   readonly keys: Keys;
   readonly chatbots: Chatbots;
+  /** Each chatbot's knowledge base: ingestion and search. */
+  readonly knowledge: Knowledge;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Branding;
   /** True when the database has no organisation yet (first run). */
@@ -33,6 +38,8 @@ export interface ChatService {
 /** Internals shared by the service's parts; not part of the public API. */
 export interface ServiceInternals {
   db: Db;
+  events: EventBus;
+  models: Models;
 }
 
 const internals = new WeakMap<ChatService, ServiceInternals>();
@@ -62,14 +69,17 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const keys = createKeys(db);
 
   const brandRemovalOf = sqlite.prepare<[number], { brand_removal: number }>("SELECT brand_removal FROM organizations WHERE id = ?");
-  const hasChunks = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM chunks WHERE chatbot_id = ? LIMIT 1");
   const branding = (organizationId: number): Branding => ({
     required: !(brandRemovalOf.get(organizationId)?.brand_removal === 1),
     text: config.branding.text,
     url: config.branding.url,
     icon_url: config.branding.iconUrl,
   });
-  const chatbots = createChatbots(db, { branding, hasKnowledge: (id) => hasChunks.get(id) !== undefined });
+  // The knowledge base needs chatbots to resolve slugs and chatbots ask it whether a bot has knowledge.
+  let knowledge: Knowledge | undefined;
+  const chatbots = createChatbots(db, { branding, hasKnowledge: (id) => knowledge!.hasKnowledge(id) });
+  knowledge = createKnowledge(db, config, chatbots);
+  const models = createModels(config);
 
   let closed = false;
   const service: ChatService = {
@@ -78,6 +88,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     users,
     keys,
     chatbots,
+    knowledge,
     branding,
     isEmpty: () => sqlite.prepare("SELECT 1 FROM organizations LIMIT 1").get() === undefined,
     bootstrap: (opts) => bootstrap(service, opts),
@@ -86,9 +97,10 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
       if (closed) return;
       closed = true;
       keys.flush();
+      knowledge.close();
       sqlite.close();
     },
   };
-  internals.set(service, { db });
+  internals.set(service, { db, events, models });
   return service;
 }

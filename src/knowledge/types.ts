@@ -1,0 +1,75 @@
+/** A chunk found for a query, with what `sources` shows about its document. */
+export interface RetrievedChunk {
+  chunk_id: number;
+  document_id: number;
+  content: string;
+  /** Heading path, e.g. `Install > From npm`; empty when none. */
+  heading: string;
+  /** Document name (file name or page title). */
+  name: string;
+  /** `file` or `url`. */
+  type: string;
+  url: string | null;
+  /** Relevance in 0..1. */
+  score: number;
+}
+
+/** Something to ingest: a file or folder path, a URL, or text given directly. */
+export type IngestInput = string | { name: string; content: string; format?: "md" | "txt" | "html" | "json"; url?: string };
+
+export interface IngestFailure {
+  input: string;
+  error: string;
+}
+
+export interface IngestReport {
+  added: number;
+  updated: number;
+  skipped: number;
+  failed: IngestFailure[];
+  /** Chunks written by this run. */
+  chunks: number;
+  ms: number;
+}
+
+/** A document of a chatbot's knowledge base. */
+export interface KnowledgeDocument {
+  id: number;
+  name: string;
+  type: string;
+  source: string;
+  url: string | null;
+  chunk_count: number;
+  bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SearchOptions {
+  /** How many chunks at most. Default: the service's `retrieval.k`. */
+  k?: number;
+  /** Keep chunks scoring below the relevance threshold too. Default false. */
+  includeBelowThreshold?: boolean;
+}
+
+export interface IngestProgress {
+  done: number;
+  total: number;
+  current: string;
+}
+
+/** A chatbot's knowledge base: `service.knowledge`. */
+export interface Knowledge {
+  /** Ingests files, folders, URLs or texts into a chatbot's knowledge base. */
+  ingest(slug: string, inputs: IngestInput[], options?: { onProgress?: (p: IngestProgress) => void }): Promise<IngestReport>;
+  /** The chatbot's most relevant chunks for a query, best first, at or above the threshold. */
+  search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
+  /** {@link search} by chatbot id (the chat pipeline has the id already). */
+  searchChatbot(chatbotId: number, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
+  list(slug: string): KnowledgeDocument[];
+  remove(slug: string, documentId: number): void;
+  /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */
+  reindex(slug?: string): Promise<{ chunks: number; ms: number }>;
+  hasKnowledge(chatbotId: number): boolean;
+  close(): void;
+}
