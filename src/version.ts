@@ -1,4 +1,6 @@
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "./core/package-root.js";
 
 /** The package version, read from package.json so the two never disagree. */
-export const version: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
+export const version: string = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;

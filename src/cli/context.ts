@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import type { ChatService } from "../service.js";
-import { createChatService } from "../service.js";
 
 /**
  * Opens the service for one command with the global options, runs it and
@@ -8,6 +7,8 @@ import { createChatService } from "../service.js";
  */
 export async function withService<T>(command: Command, run: (service: ChatService) => T | Promise<T>): Promise<T> {
   const { db } = command.optsWithGlobals<{ db?: string }>();
+  // Loaded on use, so `chatsvc --help` does not pay for SQLite, drizzle and h3.
+  const { createChatService } = await import("../service.js");
   const service = createChatService(db ? { db } : {});
   try {
     return await run(service);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, count, eq, gt, isNull, or } from "drizzle-orm";
 import { z } from "zod";
+import { ATTRIBUTION_NOTICE } from "./attribution.js";
 import { nowIso } from "./clock.js";
 import type { Db } from "./db/open.js";
 import { apiKeys, users } from "./db/schema.js";
@@ -12,11 +13,7 @@ export const KEY_PREFIX = "sk_live_";
 export const VISIBLE_PREFIX_LENGTH = 15;
 export const MAX_ACTIVE_KEYS_PER_USER = 10;
 
-/** The obligation a key's creator accepts (spec: Attribution requirement). */
-export const ATTRIBUTION_NOTICE =
-  "While branding is required for your account, every AI reply and every assistant message in history contains a " +
-  "branding element (CSS class svc-branding). You must render reply HTML unmodified and must not remove, hide, strip " +
-  "or suppress that element or any of its ancestors. Only the brand-removal add-on lifts this obligation.";
+export { ATTRIBUTION_NOTICE };
 
 /** What a verified key proves: who is calling, for which organisation. */
 export interface Principal {

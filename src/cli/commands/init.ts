@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { BootstrapResult } from "../../core/bootstrap.js";
 import { ChatsvcError } from "../../core/errors.js";
-import { ATTRIBUTION_NOTICE } from "../../core/keys.js";
+import { ATTRIBUTION_NOTICE } from "../../core/attribution.js";
 import type { ChatService } from "../../service.js";
 import { withService } from "../context.js";
 import { printJson } from "../output.js";

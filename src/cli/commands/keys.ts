@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ChatsvcError } from "../../core/errors.js";
-import { ATTRIBUTION_NOTICE, type ApiKey, type IssuedApiKey } from "../../core/keys.js";
+import { ATTRIBUTION_NOTICE } from "../../core/attribution.js";
+import type { ApiKey, IssuedApiKey } from "../../core/keys.js";
 import { withService } from "../context.js";
 import { parseId, printJson, printTable } from "../output.js";
 

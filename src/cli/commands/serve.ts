@@ -1,6 +1,4 @@
 import type { Command } from "commander";
-import { startServer } from "../../http/server.js";
-import { createChatService } from "../../service.js";
 import { parseCount } from "../output.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
 
@@ -14,6 +12,7 @@ export function registerServe(program: Command): void {
     .action(async (opts: { port: string; host: string; allowPrivateWebhooks?: boolean }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
+      const [{ createChatService }, { startServer }] = await Promise.all([import("../../service.js"), import("../../http/server.js")]);
       const service = createChatService({
         ...(db && { db }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),

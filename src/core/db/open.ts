@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import * as sqliteVec from "sqlite-vec";
+import { packageRoot } from "../package-root.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -37,7 +37,7 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // vec0 must exist before migrations that might reference it run.
     sqliteVec.load(client);
     const db = drizzle({ client, schema }) as Db;
-    migrate(db, { migrationsFolder: findMigrationsFolder() });
+    migrate(db, { migrationsFolder: join(packageRoot(), "drizzle") });
     return db;
   } catch (error) {
     client.close();
@@ -45,20 +45,3 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
   }
 }
 
-let migrationsFolder: string | undefined;
-
-/**
- * tsup chunks the output, so a fixed relative path from this module breaks:
- * walk up from here to the package root that ships `drizzle/`.
- */
-function findMigrationsFolder(): string {
-  if (migrationsFolder) return migrationsFolder;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, "drizzle", "meta", "_journal.json");
-    if (existsSync(candidate)) return (migrationsFolder = join(dir, "drizzle"));
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error("chatsvc: migrations folder (drizzle/) not found next to the package");
-    dir = parent;
-  }
-}

@@ -1,0 +1,144 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/harness.js";
+
+let dir: string;
+let cleanup: () => void;
+let db: string;
+const cli = (...args: string[]) => runCli(["--db", db, ...args]);
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+  db = join(dir, "cli.db");
+});
+afterEach(() => cleanup());
+
+describe("chatsvc CLI", () => {
+  it("--help lists the commands and exits 0", async () => {
+    const res = await runCli(["--help"]);
+    expect(res.code).toBe(0);
+    for (const command of ["init", "serve", "orgs", "users", "bots", "keys"]) expect(res.stdout).toContain(command);
+  });
+
+  it("init sets up an empty database once, printing the key with the attribution notice", async () => {
+    const human = await cli("init");
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/sk_live_[0-9A-Za-z]{32}/);
+    expect(human.stdout).toContain("svc-branding");
+    const again = await cli("init", "--json");
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/^error: .*already initialised/);
+    expect(again.stdout).toBe("");
+  });
+
+  it("init --json prints one JSON object with organisation, user, demo chatbot and key", async () => {
+    const res = await cli("init", "--json");
+    expect(res.code).toBe(0);
+    const out = res.json();
+    expect(out.organization.id).toBe(1);
+    expect(out.user.email).toBe("owner@example.com");
+    expect(out.chatbot.slug).toBe("demo");
+    expect(out.key.key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+    expect(out.key.prefix).toBe(out.key.key.slice(0, 15));
+  });
+
+  it("manages organisations, users and chatbots with --json output", async () => {
+    const org = (await cli("orgs", "create", "--name", "Globex", "--credits", "500", "--json")).json();
+    expect(org).toMatchObject({ id: 1, name: "Globex", credits_monthly: 500, brand_removal: false });
+    const updated = (await cli("orgs", "update", "1", "--brand-removal", "--name", "Globex Corp", "--json")).json();
+    expect(updated).toMatchObject({ name: "Globex Corp", brand_removal: true, credits_monthly: 500 });
+    expect((await cli("orgs", "update", "1", "--no-brand-removal", "--json")).json().brand_removal).toBe(false);
+    expect((await cli("orgs", "list", "--json")).json()).toHaveLength(1);
+
+    const user = (await cli("users", "create", "--org", "1", "--email", "Ann@Globex.test", "--name", "Ann", "--json")).json();
+    expect(user).toMatchObject({ organization_id: 1, email: "ann@globex.test", name: "Ann" });
+    const dupe = await cli("users", "create", "--org", "1", "--email", "ann@globex.test");
+    expect(dupe.code).not.toBe(0);
+    expect(dupe.stderr).toContain("already been taken");
+
+    const bot = (await cli("bots", "create", "--org", "1", "--slug", "support", "--name", "Support", "--description", "Helps", "--language", "de", "--json")).json();
+    expect(bot).toMatchObject({ slug: "support", name: "Support", description: "Helps", language: "de", is_active: true, model: null });
+    const changed = (await cli("bots", "update", "support", "--inactive", "--model", "ollama:llama3.2", "--allowed-origins", "https://a.example,https://b.example", "--json")).json();
+    expect(changed).toMatchObject({ is_active: false, model: "ollama:llama3.2", allowed_origins: ["https://a.example", "https://b.example"] });
+    expect((await cli("bots", "show", "support", "--json")).json().is_active).toBe(false);
+    expect((await cli("bots", "list", "--json")).json().map((b: { slug: string }) => b.slug)).toEqual(["support"]);
+    const badSlug = await cli("bots", "create", "--org", "1", "--slug", "Bad Slug!", "--name", "x");
+    expect(badSlug.code).not.toBe(0);
+    expect(badSlug.stderr).toMatch(/^error: .*slug/i);
+    const deleted = await cli("bots", "delete", "support", "--json");
+    expect(deleted.json()).toEqual({ slug: "support", deleted: true });
+    expect((await cli("bots", "list", "--json")).json()).toEqual([]);
+  });
+
+  it("bots create --config reads settings from a JSON file", async () => {
+    const { writeFileSync } = await import("node:fs");
+    await cli("orgs", "create", "--name", "A");
+    const file = join(dir, "bot.json");
+    writeFileSync(file, JSON.stringify({ greeting_message: "Hello there", appearance: { primary_color: "#ff0000", widget_theme: "dark" } }));
+    const bot = (await cli("bots", "create", "--org", "1", "--slug", "cfg", "--name", "Cfg", "--config", file, "--json")).json();
+    expect(bot.greeting_message).toBe("Hello there");
+    expect(bot.appearance).toMatchObject({ primary_color: "#ff0000", widget_theme: "dark" });
+    writeFileSync(file, JSON.stringify({ appearance: { primary_color: "red" } }));
+    const bad = await cli("bots", "update", "cfg", "--config", file);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("hex colour");
+  });
+
+  it("manages API keys through their whole life cycle", async () => {
+    await cli("orgs", "create", "--name", "A");
+    await cli("users", "create", "--org", "1", "--email", "a@a.test");
+
+    const refused = await cli("keys", "create", "--email", "a@a.test", "--name", "k");
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("attribution");
+    expect(refused.stderr).toContain("--accept-attribution");
+    expect((await cli("keys", "list", "--json")).json()).toEqual([]);
+
+    const created = (await cli("keys", "create", "--email", "a@a.test", "--name", "prod", "--expires", "2999-12-31", "--accept-attribution", "--json")).json();
+    expect(created.key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+    expect(created).toMatchObject({ name: "prod", status: "active", expires_at: "3000-01-01T00:00:00.000Z", attribution_ip: "cli" });
+    expect(created.attribution_accepted_at).toEqual(expect.any(String));
+
+    const listed = await cli("keys", "list");
+    expect(listed.stdout).toContain(created.key.slice(0, 15));
+    expect(listed.stdout).not.toContain(created.key);
+    const listedJson = (await cli("keys", "list", "--email", "a@a.test", "--json")).json();
+    expect(listedJson).toHaveLength(1);
+    expect(JSON.stringify(listedJson)).not.toContain(created.key);
+
+    expect((await cli("keys", "rename", String(created.id), "primary", "--json")).json().name).toBe("primary");
+    expect((await cli("keys", "disable", String(created.id), "--json")).json().status).toBe("disabled");
+    expect((await cli("keys", "enable", String(created.id), "--json")).json().status).toBe("active");
+    const regenerated = (await cli("keys", "regenerate", String(created.id), "--json")).json();
+    expect(regenerated.key).toMatch(/^sk_live_/);
+    expect(regenerated.key).not.toBe(created.key);
+    expect(regenerated.id).toBe(created.id);
+    expect((await cli("keys", "delete", String(created.id), "--json")).json()).toEqual({ id: created.id, deleted: true });
+    const gone = await cli("keys", "disable", String(created.id));
+    expect(gone.code).not.toBe(0);
+    expect(gone.stderr).toContain("not found");
+
+    const past = await cli("keys", "create", "--email", "a@a.test", "--name", "old", "--expires", "2001-01-01", "--accept-attribution");
+    expect(past.stderr).toContain("future");
+    const badId = await cli("keys", "disable", "abc");
+    expect(badId.code).not.toBe(0);
+    expect(badId.stderr).toContain("positive integer");
+  });
+
+  it("refuses an 11th active key for one user", async () => {
+    const { createChatService } = await import("../../src/service.js");
+    const service = createChatService({ db, env: {} });
+    const org = service.orgs.create({ name: "A" });
+    const user = service.users.create({ organization_id: org.id, email: "a@a.test" });
+    for (let i = 0; i < 10; i++) service.keys.create({ user_id: user.id, name: `k${i}`, accept_attribution: true });
+    await service.close();
+    const eleventh = await cli("keys", "create", "--email", "a@a.test", "--name", "k10", "--accept-attribution");
+    expect(eleventh.code).not.toBe(0);
+    expect(eleventh.stderr).toContain("at most 10 active");
+    await cli("keys", "disable", "1");
+    expect((await cli("keys", "create", "--email", "a@a.test", "--name", "k10", "--accept-attribution")).code).toBe(0);
+    const reenable = await cli("keys", "enable", "1");
+    expect(reenable.code).not.toBe(0);
+  });
+});
