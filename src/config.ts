@@ -18,6 +18,15 @@ export interface WebhookOptions {
   concurrency?: number;
 }
 
+export interface WidgetOptions {
+  /** Widget requests per minute from one IP address, in bursts of up to as many (env `CHATSVC_WIDGET_IP_RATE`). Default 120. */
+  ipRatePerMinute?: number;
+  /** Widget requests per minute for one visitor's conversation (env `CHATSVC_WIDGET_VISITOR_RATE`). Default 30. */
+  visitorRatePerMinute?: number;
+  /** Lifetime of a visitor's conversation token, in seconds. Default 43 200 (12 hours). */
+  tokenTtlSeconds?: number;
+}
+
 export interface RetrievalOptions {
   /** Chunks handed to the model. Default 6. */
   k?: number;
@@ -58,6 +67,8 @@ export interface ChatServiceOptions {
   webhooks?: WebhookOptions;
   retrieval?: RetrievalOptions;
   chunking?: ChunkingOptions;
+  /** The embeddable widget's rate limits and visitor tokens. */
+  widget?: WidgetOptions;
   /** Take the client IP from `X-Forwarded-For` (env `CHATSVC_TRUST_PROXY=1`). Default false. */
   trustProxy?: boolean;
   /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
@@ -83,6 +94,7 @@ export interface ResolvedConfig {
   webhooks: Required<WebhookOptions>;
   retrieval: Required<RetrievalOptions>;
   chunking: Required<ChunkingOptions>;
+  widget: Required<WidgetOptions>;
   trustProxy: boolean;
   countryHeader: string;
   busyTimeoutMs: number;
@@ -177,6 +189,11 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     },
     retrieval: { k: int("retrieval.k", options.retrieval?.k, 6, 1), threshold },
     chunking: { size: chunkSize, overlap },
+    widget: {
+      ipRatePerMinute: int("widget.ipRatePerMinute", options.widget?.ipRatePerMinute ?? env.CHATSVC_WIDGET_IP_RATE, 120, 1),
+      visitorRatePerMinute: int("widget.visitorRatePerMinute", options.widget?.visitorRatePerMinute ?? env.CHATSVC_WIDGET_VISITOR_RATE, 30, 1),
+      tokenTtlSeconds: int("widget.tokenTtlSeconds", options.widget?.tokenTtlSeconds, 43_200, 1),
+    },
     trustProxy: options.trustProxy ?? bool("trustProxy", env.CHATSVC_TRUST_PROXY),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),

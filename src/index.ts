@@ -1,12 +1,40 @@
 export { createChatService, type ChatService } from "./service.js";
 export type { ChatServiceOptions, ResolvedConfig, BrandingOptions, WebhookOptions, RetrievalOptions, ChunkingOptions } from "./config.js";
 export { ChatsvcError, type FieldErrors } from "./core/errors.js";
+export { ModelError, isModelError, MODEL_FAILED_MESSAGE, type ModelFailureKind } from "./models/errors.js";
+export type { ChatModel, ChatRequest, ChatResult, PromptMessage } from "./models/types.js";
 export { toPlainText, type Branding } from "./core/branding.js";
 export { ATTRIBUTION_NOTICE, type ApiKey, type IssuedApiKey, type CreateApiKeyInput, type Principal } from "./core/keys.js";
 export type { Organization, CreateOrganizationInput, UpdateOrganizationInput } from "./core/orgs.js";
 export type { User, CreateUserInput } from "./core/users.js";
 export type { Appearance, Chatbot, ChatbotDetail, ChatbotListItem, CreateChatbotInput, UpdateChatbotInput } from "./core/chatbots.js";
-export type { BootstrapOptions, BootstrapResult } from "./core/bootstrap.js";
+export type {
+  VisitorContext,
+  StartConversationInput,
+  StartedConversation,
+  ConversationHistory,
+  ConversationRecord,
+  ConversationDetail,
+  ConversationListQuery,
+  EndedConversation,
+  Conversations,
+} from "./core/conversations.js";
+export type { Message, Source } from "./core/messages.js";
+export type { Chat, ChatReply, ReplyData, CreditMeta, AnswerOptions, PendingReply, SendMessageInput, RateInput, PostMessageInput } from "./core/chat.js";
+export type { Lead, LeadDetail, LeadInput, LeadUpdateInput, CapturedLead, Leads } from "./core/leads.js";
+export { CREDIT_LIMIT_MESSAGE, type CreditStatus, type Credits } from "./core/credits.js";
+export type { Page, PageMeta, PageLinks, PageQuery } from "./core/pagination.js";
+export type { BootstrapOptions, BootstrapResult, BootstrapKnowledge } from "./core/bootstrap.js";
+export type {
+  Knowledge,
+  KnowledgeDocument,
+  IngestInput,
+  IngestReport,
+  IngestFailure,
+  IngestProgress,
+  RetrievedChunk,
+  SearchOptions,
+} from "./knowledge/types.js";
 export {
   EVENT_NAMES,
   type EventName,
@@ -20,3 +48,13 @@ export {
   type MessageReceivedPayload,
   type AgentRef,
 } from "./core/events.js";
+export {
+  verifyWebhook,
+  signWebhook,
+  type VerifyWebhookOptions,
+  type WebhookHeaders,
+  type Webhook,
+  type RegisterWebhookInput,
+  type RegisteredWebhook,
+  type WebhookRegistry,
+} from "./webhooks/index.js";

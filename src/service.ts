@@ -2,6 +2,12 @@ import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./c
 import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./core/bootstrap.js";
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
+import { createChat, type Chat } from "./core/chat.js";
+import { createConversations, type Conversations } from "./core/conversations.js";
+import { createCredits, type Credits } from "./core/credits.js";
+import { createLeads, type Leads } from "./core/leads.js";
+import { createMessages } from "./core/messages.js";
+import { createRenderer } from "./core/render.js";
 import { openDatabase, type Db } from "./core/db/open.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
 import { createKeys, type Keys } from "./core/keys.js";
@@ -10,6 +16,7 @@ import { createUsers, type Users } from "./core/users.js";
 import { createKnowledge } from "./knowledge/index.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
+import { createWebhookRuntime, type WebhookRegistry } from "./webhooks/index.js";
 
 /**
  * A running chatsvc: the database and every part built on it. Create it with
@@ -23,6 +30,16 @@ export interface ChatService {
   readonly chatbots: Chatbots;
   /** Each chatbot's knowledge base: ingestion and search. */
   readonly knowledge: Knowledge;
+  /** Opening, reading, ending and listing conversations. */
+  readonly conversations: Conversations;
+  /** Sending messages and getting AI replies, rating, regenerating, operator messages. */
+  readonly chat: Chat;
+  /** Leads captured in conversations. */
+  readonly leads: Leads;
+  /** Monthly credits per organisation. */
+  readonly credits: Credits;
+  /** Outbound webhooks of each organisation: register, list, delete. */
+  readonly webhooks: WebhookRegistry;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Branding;
   /** True when the database has no organisation yet (first run). */
@@ -80,6 +97,12 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const chatbots = createChatbots(db, { branding, hasKnowledge: (id) => knowledge!.hasKnowledge(id) });
   knowledge = createKnowledge(db, config, chatbots);
   const models = createModels(config);
+  const webhooks = createWebhookRuntime(db, events, config);
+  const messages = createMessages(db, config, branding);
+  const conversations = createConversations(db, { chatbots, messages, events });
+  const credits = createCredits(db);
+  const leads = createLeads(db, { chatbots, conversations, messages, events });
+  const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer: createRenderer() });
 
   let closed = false;
   const service: ChatService = {
@@ -89,6 +112,11 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     keys,
     chatbots,
     knowledge,
+    webhooks: webhooks.registry,
+    conversations,
+    chat,
+    leads,
+    credits,
     branding,
     isEmpty: () => sqlite.prepare("SELECT 1 FROM organizations LIMIT 1").get() === undefined,
     bootstrap: (opts) => bootstrap(service, opts),
@@ -96,6 +124,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     async close() {
       if (closed) return;
       closed = true;
+      await webhooks.close();
       keys.flush();
       knowledge.close();
       sqlite.close();

@@ -1,10 +1,14 @@
 import { Command } from "commander";
 import { registerBots } from "./commands/bots.js";
+import { registerCredits } from "./commands/credits.js";
+import { registerIngest } from "./commands/ingest.js";
 import { registerInit } from "./commands/init.js";
+import { registerKb } from "./commands/kb.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerOrgs } from "./commands/orgs.js";
 import { registerServe } from "./commands/serve.js";
 import { registerUsers } from "./commands/users.js";
+import { registerWebhooks } from "./commands/webhooks.js";
 import { formatError } from "./output.js";
 import { version } from "../version.js";
 
@@ -22,6 +26,10 @@ export function createProgram(): Command {
   registerUsers(program);
   registerBots(program);
   registerKeys(program);
+  registerIngest(program);
+  registerKb(program);
+  registerCredits(program);
+  registerWebhooks(program);
   return program;
 }
 

@@ -1,6 +1,8 @@
+import { join } from "node:path";
 import type { ChatService } from "../service.js";
 import type { Chatbot } from "./chatbots.js";
 import type { IssuedApiKey } from "./keys.js";
+import { packageRoot } from "./package-root.js";
 import type { Organization } from "./orgs.js";
 import type { User } from "./users.js";
 
@@ -9,13 +11,20 @@ export interface BootstrapOptions {
   email?: string;
   /** Recorded as the address the attribution obligation was accepted from. */
   ip?: string | null;
+  /** Ingest chatsvc's own documentation into the `demo` chatbot. Default true. */
+  ingestDocs?: boolean;
 }
+
+/** What the `demo` chatbot learnt: chatsvc's documentation, or why it could not. */
+export type BootstrapKnowledge = { documents: number; chunks: number } | { error: string } | null;
 
 export interface BootstrapResult {
   organization: Organization;
   user: User;
   chatbot: Chatbot;
   key: IssuedApiKey;
+  /** The bundled docs ingested into `demo`; null when `ingestDocs` was false. */
+  knowledge: BootstrapKnowledge;
 }
 
 /**
@@ -24,7 +33,7 @@ export interface BootstrapResult {
  */
 export async function bootstrap(
   service: ChatService,
-  { organizationName = "My organization", email = "owner@example.com", ip = null }: BootstrapOptions = {},
+  { organizationName = "My organization", email = "owner@example.com", ip = null, ingestDocs = true }: BootstrapOptions = {},
 ): Promise<BootstrapResult> {
   const organization = service.orgs.create({ name: organizationName });
   const user = service.users.create({ organization_id: organization.id, email, name: "Owner" });
@@ -37,5 +46,22 @@ export async function bootstrap(
     greeting_message: "Hi! I know chatsvc's documentation. Ask me how to install it, manage keys or use the API.",
   });
   const key = service.keys.create({ user_id: user.id, name: "Default key", accept_attribution: true, ip });
-  return { organization, user, chatbot, key };
+  return { organization, user, chatbot, key, knowledge: ingestDocs ? await learnDocs(service, chatbot.slug) : null };
+}
+
+/**
+ * Gives the demo chatbot chatsvc's own documentation (`docs/` in the package),
+ * so a new user can ask it how to use chatsvc, offline. The key is already
+ * issued and shown only once, so a failure here (say, an embedding server that
+ * is down) is reported, not thrown.
+ */
+async function learnDocs(service: ChatService, slug: string): Promise<BootstrapKnowledge> {
+  try {
+    const report = await service.knowledge.ingest(slug, [join(packageRoot(), "docs")]);
+    const failed = report.failed.map((f) => `${f.input}: ${f.error}`);
+    if (failed.length > 0 && report.added + report.updated === 0) return { error: failed.join("; ") };
+    return { documents: report.added + report.updated + report.skipped, chunks: report.chunks };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
 }

@@ -6,6 +6,10 @@ import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
 import { allowedMethods, registerRoutes, type RouteDefinition } from "./router.js";
 import { accountRoutes } from "./routes/account.js";
 import { chatbotRoutes } from "./routes/chatbots.js";
+import { conversationRoutes } from "./routes/conversations.js";
+import { leadRoutes } from "./routes/leads.js";
+import { sampleRoutes } from "./routes/samples.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 
 export interface ApiAppOptions {
   /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
@@ -13,7 +17,7 @@ export interface ApiAppOptions {
 }
 
 /** Every route of the API, relative to `/api/v1`. */
-export const apiRoutes: RouteDefinition[] = [...accountRoutes, ...chatbotRoutes];
+export const apiRoutes: RouteDefinition[] = [...accountRoutes, ...chatbotRoutes, ...conversationRoutes, ...leadRoutes, ...sampleRoutes, ...webhookRoutes];
 
 /**
  * The chatsvc REST API as an h3 v2 app whose routes are relative to `/api/v1`:
@@ -24,7 +28,7 @@ export const apiRoutes: RouteDefinition[] = [...accountRoutes, ...chatbotRoutes]
  * import { createApiApp } from "chatsvc/h3";
  * const app = new H3().mount("/api/v1", createApiApp(service));
  */
-export function createApiApp(service: ChatService, { onUnexpectedError = defaultReporter }: ApiAppOptions = {}): H3 {
+export function createApiApp(service: ChatService, { onUnexpectedError = reportUnexpected }: ApiAppOptions = {}): H3 {
   const api = new H3();
   // Sub-app config hooks are ignored once mounted; middleware is not.
   api.use(envelopeErrors(onUnexpectedError));
@@ -41,10 +45,10 @@ export function createApiApp(service: ChatService, { onUnexpectedError = default
 }
 
 /** The envelope for errors raised outside the API's own routes (e.g. malformed URLs h3 rejects first). */
-export function envelopeErrors(onUnexpectedError: HttpErrorReporter = defaultReporter) {
+export function envelopeErrors(onUnexpectedError: HttpErrorReporter = reportUnexpected) {
   return onError((error, event) => toErrorEnvelope(error, event, onUnexpectedError));
 }
 
-const defaultReporter: HttpErrorReporter = (error, event) => {
+export const reportUnexpected: HttpErrorReporter = (error, event) => {
   console.error(`chatsvc: unexpected error on ${event.req.method} ${event.url.pathname}`, error);
 };

@@ -1,10 +1,11 @@
-import type { Server } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { H3 } from "h3";
 import { toNodeHandler } from "h3/node";
-import { listen } from "listhen";
 import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
-import { createApiApp, envelopeErrors, type ApiAppOptions } from "./app.js";
+import { createApiApp, envelopeErrors, reportUnexpected, type ApiAppOptions } from "./app.js";
+import { toErrorEnvelope } from "./errors.js";
 
 export interface StartServerOptions extends ApiAppOptions {
   /** TCP port; 0 picks a free one. Default 3000. */
@@ -27,7 +28,11 @@ export interface RunningServer {
 
 /** The app `chatsvc serve` runs: the API under `/api/v1`. */
 export function createServerApp(service: ChatService, options: ApiAppOptions = {}): H3 {
-  const app = new H3().use(envelopeErrors(options.onUnexpectedError)).mount("/api/v1", createApiApp(service, options));
+  const reporter = options.onUnexpectedError ?? reportUnexpected;
+  // The config hook also catches what h3 rejects before any middleware runs (malformed URLs).
+  const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
+    .use(envelopeErrors(reporter))
+    .mount("/api/v1", createApiApp(service, options));
   app.all("/**", (event) => {
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   });
@@ -46,28 +51,38 @@ export async function startServer(
   { port = 3000, host = "127.0.0.1", requestTimeoutMs = 30_000, shutdownTimeoutMs = 10_000, ...appOptions }: StartServerOptions = {},
 ): Promise<RunningServer> {
   const app = createServerApp(service, appOptions);
-  // listhen 1.x needs a Node handler; with this port option it refuses to move
-  // silently to another port when the one asked for is taken.
-  const listener = await listen(toNodeHandler(app), {
-    port: port === 0 ? { port: 0, random: true } : { port, random: false, alternativePortRange: [] as unknown as [number, number] },
-    hostname: host,
-    showURL: false,
-    autoClose: false,
-    isTest: true,
+  // Plain node:http rather than listhen: listhen's http-shutdown throws an
+  // uncaught TypeError (`_isIdle` of a null socket) when a client's connection
+  // is gone before its request event, e.g. after a 413, which would crash serve.
+  const server = createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 20_000),
+      keepAliveTimeout: 5_000,
+      // The default 30 s check would make the timeouts above much looser.
+      connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+    },
+    toNodeHandler(app),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
-  const server = listener.server as Server;
-  server.requestTimeout = requestTimeoutMs;
-  server.headersTimeout = Math.min(requestTimeoutMs, 20_000);
-  server.keepAliveTimeout = 5_000;
-  const actualPort = listener.address.port;
+  const actualPort = (server.address() as AddressInfo).port;
   const displayHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${displayHost}:${actualPort}`,
     port: actualPort,
     async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
+      server.closeIdleConnections();
       const forced = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
       forced.unref();
-      await listener.close();
+      await closed;
       clearTimeout(forced);
     },
   };

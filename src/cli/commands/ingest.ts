@@ -1,0 +1,63 @@
+import type { Command } from "commander";
+import type { IngestProgress, IngestReport } from "../../knowledge/types.js";
+import { withService } from "../context.js";
+import { printJson } from "../output.js";
+
+/**
+ * A one-line progress bar redrawn on stderr; only on a terminal, so pipes and
+ * `--json` output stay clean.
+ */
+export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): { update(p: IngestProgress): void; done(): void } {
+  if (!stream.isTTY) return { update() {}, done() {} };
+  let last = 0;
+  let drawn = false;
+  return {
+    update({ done, total, current }) {
+      const now = Date.now();
+      // Redrawing thousands of times a second costs more than the ingest itself.
+      if (now - last < 80 && done < total) return;
+      last = now;
+      const width = 24;
+      const filled = total === 0 ? width : Math.round((done / total) * width);
+      const head = `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} `;
+      const room = Math.max(0, (stream.columns ?? 80) - head.length - 1);
+      const label = current.length > room ? `…${current.slice(current.length - room + 1)}` : current;
+      stream.write(`\r\x1b[2K${head}${label}`);
+      drawn = true;
+    },
+    done() {
+      if (drawn) stream.write("\r\x1b[2K");
+    },
+  };
+}
+
+/** The human summary of an ingest run. */
+export function formatIngestReport(slug: string, r: IngestReport): string {
+  const lines = [
+    `Ingested into "${slug}": ${r.added} added, ${r.updated} updated, ${r.skipped} skipped (unchanged or duplicate), ${r.failed.length} failed; ` +
+      `${r.chunks} chunks in ${(r.ms / 1000).toFixed(1)} s.`,
+    ...r.failed.map((f) => `  failed: ${f.input}: ${f.error}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+export function registerIngest(program: Command): void {
+  program
+    .command("ingest <slug> <inputs...>")
+    .description("Add files, folders (recursively) or URLs to a chatbot's knowledge base: .md .markdown .txt .html .htm .json .pdf")
+    .option("--json", "print the report as one JSON object")
+    .addHelpText("after", "\nUnchanged documents are skipped, changed ones replaced. Exits with 1 when any input failed (the others are still ingested).")
+    .action(async (slug: string, inputs: string[], opts: { json?: boolean }, cmd: Command) => {
+      await withService(cmd, async (service) => {
+        const bar = createProgressBar();
+        let report: IngestReport;
+        try {
+          report = await service.knowledge.ingest(slug, inputs, { onProgress: (p) => bar.update(p) });
+        } finally {
+          bar.done();
+        }
+        opts.json ? printJson(report) : process.stdout.write(formatIngestReport(slug, report));
+        if (report.failed.length > 0) process.exitCode = 1;
+      });
+    });
+}

@@ -1,0 +1,22 @@
+import type { Command } from "commander";
+import { withService } from "../context.js";
+import { parseId, printJson, printTable } from "../output.js";
+
+const WEBHOOK_COLUMNS = ["id", "organization_id", "name", "url", "events", "is_active", "total_triggers", "failed_triggers", "last_triggered_at"];
+
+export function registerWebhooks(program: Command): void {
+  const webhooks = program.command("webhooks").description("Inspect outbound webhooks");
+
+  webhooks
+    .command("list")
+    .description("List webhooks with their delivery statistics")
+    .option("--org <id>", "only this organisation's webhooks")
+    .option("--json", "print JSON")
+    .action(async (opts: { org?: string; json?: boolean }, cmd: Command) => {
+      const organizationId = opts.org === undefined ? undefined : parseId(opts.org, "--org");
+      await withService(cmd, (service) => {
+        const list = service.webhooks.list(organizationId);
+        opts.json ? printJson(list) : printTable(list as unknown as Record<string, unknown>[], WEBHOOK_COLUMNS);
+      });
+    });
+}

@@ -1,0 +1,363 @@
+import { z } from "zod";
+import { creditCost, type ResolvedConfig } from "../config.js";
+import type { Knowledge } from "../knowledge/types.js";
+import { createCallSignal } from "../models/call-signal.js";
+import { MODEL_FAILED_MESSAGE, toModelError } from "../models/errors.js";
+import { buildPrompt } from "../models/prompt.js";
+import type { Models } from "../models/registry.js";
+import type { ChatModel, ChatRequest, PromptMessage } from "../models/types.js";
+import { DEFAULT_MESSAGES, type Chatbot, type Chatbots } from "./chatbots.js";
+import { nowIso } from "./clock.js";
+import { agentOf, type ConversationRow, type Conversations } from "./conversations.js";
+import type { CreditStatus, Credits } from "./credits.js";
+import type { Db } from "./db/open.js";
+import { ChatsvcError } from "./errors.js";
+import type { EventAction, EventBus } from "./events.js";
+import { toSources, type Message, type MessageRow, type Messages, type Source } from "./messages.js";
+import type { Renderer } from "./render.js";
+import { body, id, oneOf, parse, text } from "./validation.js";
+
+/** `data` of a send-message (and regenerate) reply. */
+export interface ReplyData {
+  /** Sanitised HTML, with the branding element while it is required. */
+  reply: string;
+  conversation_id: number;
+  /** Id of the assistant message, for rating. */
+  message_id: number;
+  cannot_answer: boolean;
+  sources: Source[];
+  /** What the message set in motion, e.g. `{type: "webhook", event: "message_received", deliveries: 1}`. */
+  actions: EventAction[];
+  model: string;
+  response_ms: number;
+}
+
+/** `meta` of a send-message reply: the organisation's credits after this message. */
+export interface CreditMeta {
+  credits_used: number;
+  credits_max: number;
+  credits_remaining: number;
+  this_message: number;
+}
+
+export interface ChatReply {
+  data: ReplyData;
+  meta: CreditMeta;
+}
+
+export interface AnswerOptions {
+  /** Aborts the model call (e.g. the client disconnected); nothing is stored or charged. */
+  signal?: AbortSignal;
+  /** Called with each piece of text as the model produces it (Markdown source, not HTML). */
+  onDelta?: (text: string) => void;
+}
+
+/** A checked send-message request whose answer has not been generated yet. */
+export interface PendingReply {
+  conversationId: number;
+  /** Retrieval, the model call, then one transaction storing, charging and firing events. */
+  answer(options?: AnswerOptions): Promise<ChatReply>;
+}
+
+export interface SendMessageInput {
+  message: string;
+}
+
+export interface RateInput {
+  message_id: number;
+  rating: "good" | "bad";
+}
+
+export interface PostMessageInput {
+  message: string;
+  /** Default `assistant` (e.g. a human operator's reply). */
+  role?: "user" | "assistant";
+}
+
+export const MAX_MESSAGE_CHARS = 10_000;
+
+const sendSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }) });
+const rateSchema = body({ message_id: id("message_id"), rating: oneOf("rating", ["good", "bad"]) });
+const postSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }), role: oneOf("role", ["user", "assistant"]).optional() });
+
+const ended = () => ChatsvcError.badRequest("Conversation has already ended");
+
+export type Chat = ReturnType<typeof createChat>;
+
+export interface ChatDeps {
+  config: ResolvedConfig;
+  chatbots: Chatbots;
+  conversations: Conversations;
+  messages: Messages;
+  credits: Credits;
+  knowledge: Knowledge;
+  models: Models;
+  events: EventBus;
+  renderer: Renderer;
+}
+
+/** What one generation produced, before anything is stored. */
+interface Generated {
+  html: string;
+  sources: Source[];
+  cannotAnswer: boolean;
+  model: string;
+  responseMs: number;
+}
+
+/**
+ * The send-message pipeline: checks (chatbot, conversation, body, state,
+ * credits), retrieval, the model call with timeout and abort, rendering, then
+ * a single transaction that re-checks, charges credits, stores both messages
+ * and fires `message_received`. A refused or failed request writes nothing.
+ *
+ * @example
+ * const { data, meta } = await service.chat.send(orgId, "demo", conversationId, { message: "How do I install it?" });
+ */
+export function createChat(db: Db, deps: ChatDeps) {
+  const { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer } = deps;
+  const specOf = (bot: Chatbot) => bot.model ?? config.chatModel;
+
+  const creditMeta = (status: CreditStatus, cost: number): CreditMeta => ({
+    credits_used: status.credits_used,
+    credits_max: status.credits_max,
+    credits_remaining: status.credits_remaining,
+    this_message: cost,
+  });
+
+  const failed = (conversationId: number, cause: unknown) =>
+    new ChatsvcError(500, MODEL_FAILED_MESSAGE, { details: { conversation_id: conversationId }, cause });
+
+  /**
+   * Retrieval and the model call. Everything that can go wrong here is the
+   * provider's failure (the embedder is a provider too): 500 with the conversation id.
+   */
+  const generate = async (bot: Chatbot, conversationId: number, question: string, history: PromptMessage[], options: AnswerOptions): Promise<Generated> => {
+    const started = performance.now();
+    const spec = specOf(bot);
+    const call = createCallSignal(options.signal, config.modelTimeoutMs);
+    try {
+      const context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
+      if (context.length === 0) {
+        const fallback = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
+        options.onDelta?.(fallback);
+        return { html: await renderer.render(fallback), sources: [], cannotAnswer: true, model: spec, responseMs: elapsed(started) };
+      }
+      const model = models.get(spec);
+      const request: ChatRequest = {
+        messages: buildPrompt({
+          botName: bot.display_name,
+          instructions: bot.instructions,
+          language: bot.language,
+          context,
+          history,
+          question,
+          fallbackMessage: bot.fallback_message,
+        }),
+        question,
+        context,
+        signal: call.signal,
+      };
+      const { text, model: used } = await untilAborted(runModel(model, request, options.onDelta), call.signal);
+      if (text.trim() === "") throw new Error("The model answered with empty text");
+      const html = await renderer.render(text);
+      if (html === "") throw new Error("The model's answer was empty once sanitised");
+      return { html, sources: toSources(context), cannotAnswer: false, model: used, responseMs: elapsed(started) };
+    } catch (error) {
+      throw failed(conversationId, toModelError(error, spec, call.signal));
+    } finally {
+      call.dispose();
+    }
+  };
+
+  /** The conversation as the chatbot endpoints address it, refusing inactive chatbots and ended conversations. */
+  const openConversation = (organizationId: number, slug: string, conversationId: number) => {
+    const bot = chatbots.resolveActive(organizationId, slug);
+    const conversation = conversations.ofChatbot(bot, conversationId);
+    return { bot, conversation };
+  };
+
+  /** Inside the write transaction: the conversation must still be open (another request may have ended it). */
+  const recheckOpen = (bot: Chatbot, conversationId: number): ConversationRow => {
+    const fresh = conversations.ofChatbot(bot, conversationId);
+    if (fresh.ended_at !== null) throw ended();
+    return fresh;
+  };
+
+  const toReply = (row: MessageRow, generated: Generated, organizationId: number, actions: EventAction[]): ReplyData => ({
+    reply: messages.present(generated.html, organizationId),
+    conversation_id: row.conversation_id,
+    message_id: row.id,
+    cannot_answer: generated.cannotAnswer,
+    sources: generated.sources,
+    actions,
+    model: generated.model,
+    response_ms: generated.responseMs,
+  });
+
+  const prepare = (organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined): PendingReply => {
+    const { bot, conversation } = openConversation(organizationId, slug, conversationId);
+    const { message } = parse(sendSchema, input);
+    if (conversation.ended_at !== null) throw ended();
+    const cost = creditCost(config, specOf(bot));
+    credits.assertAvailable(organizationId, cost);
+    const receivedAt = nowIso();
+    return {
+      conversationId: conversation.id,
+      async answer(options = {}) {
+        const generated = await generate(bot, conversation.id, message, messages.promptHistory(conversation.id), options);
+        return events.transaction(db, (_tx, emit) => {
+          const fresh = recheckOpen(bot, conversation.id);
+          const status = credits.charge(organizationId, cost);
+          const user = messages.insert({ conversationId: fresh.id, role: "user", content: message, createdAt: receivedAt });
+          const assistant = messages.insert({
+            conversationId: fresh.id,
+            role: "assistant",
+            content: generated.html,
+            sources: generated.sources,
+            model: generated.model,
+            responseMs: generated.responseMs,
+            cannotAnswer: generated.cannotAnswer,
+            createdAt: nowIso(),
+          });
+          conversations.touch(fresh.id, assistant.created_at);
+          const action = emit({
+            name: "message_received",
+            organizationId,
+            data: { id: user.id, conversation_id: fresh.id, session_id: fresh.session_id, role: "user", content: message, agent: agentOf(fresh), created_at: user.created_at },
+          });
+          return { data: toReply(assistant, generated, organizationId, [action]), meta: creditMeta(status, cost) };
+        });
+      },
+    };
+  };
+
+  return {
+    /**
+     * Checks a send-message request (403/404/422/400/429) without generating
+     * anything, so a streaming caller can still answer those with a status code.
+     */
+    prepare,
+
+    /** Sends a visitor message and answers it. */
+    async send(organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined, options: AnswerOptions = {}): Promise<ChatReply> {
+      return prepare(organizationId, slug, conversationId, input).answer(options);
+    },
+
+    /**
+     * Replaces the conversation's latest assistant reply with a new answer to
+     * the same visitor message; the old one is flagged and left out of history.
+     * Charged like a message; fires no event (the visitor sent nothing new).
+     */
+    async regenerate(organizationId: number, slug: string, conversationId: number, messageId: number, options: AnswerOptions = {}): Promise<ChatReply> {
+      const { bot, conversation } = openConversation(organizationId, slug, conversationId);
+      const old = messages.find(conversation.id, messageId);
+      if (!old || old.role !== "assistant" || old.regenerated) throw ChatsvcError.notFound("Message not found");
+      if (conversation.ended_at !== null) throw ended();
+      if (messages.latestAssistantId(conversation.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
+      const earlier = messages.promptHistory(conversation.id, old.id);
+      const questionAt = earlier.findLastIndex((m) => m.role === "user");
+      if (questionAt < 0) throw ChatsvcError.badRequest("This reply answers no visitor message, so it cannot be regenerated");
+      const cost = creditCost(config, specOf(bot));
+      credits.assertAvailable(organizationId, cost);
+      const generated = await generate(bot, conversation.id, earlier[questionAt]!.content, earlier.slice(0, questionAt), options);
+      return events.transaction(db, () => {
+        const fresh = recheckOpen(bot, conversation.id);
+        if (messages.latestAssistantId(fresh.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
+        const status = credits.charge(organizationId, cost);
+        messages.flagRegenerated(old.id);
+        const assistant = messages.insert({
+          conversationId: fresh.id,
+          role: "assistant",
+          content: generated.html,
+          sources: generated.sources,
+          model: generated.model,
+          responseMs: generated.responseMs,
+          cannotAnswer: generated.cannotAnswer,
+          createdAt: nowIso(),
+        });
+        conversations.touch(fresh.id, assistant.created_at);
+        return { data: toReply(assistant, generated, organizationId, []), meta: creditMeta(status, cost) };
+      });
+    },
+
+    /** Rates an assistant message of the conversation; rating again replaces the rating. */
+    rate(organizationId: number, slug: string, conversationId: number, input: RateInput | undefined): RateInput {
+      const conversation = conversations.ofChatbot(chatbots.resolve(organizationId, slug), conversationId);
+      const { message_id, rating } = parse(rateSchema, input);
+      const row = messages.find(conversation.id, message_id);
+      if (!row || row.role !== "assistant" || row.regenerated) throw ChatsvcError.notFound("Message not found");
+      messages.rate(row.id, rating);
+      return { message_id: row.id, rating };
+    },
+
+    /**
+     * Account level: adds a message without calling a model (an operator's
+     * reply, or a visitor message relayed from elsewhere). Assistant text is
+     * Markdown, rendered and sanitised like model replies; a `user` message
+     * fires `message_received`. Not charged.
+     */
+    async post(organizationId: number, conversationId: number, input: PostMessageInput | undefined): Promise<Message> {
+      const conversation = conversations.ofOrganization(organizationId, conversationId);
+      const { message, role = "assistant" } = parse(postSchema, input);
+      if (conversation.ended_at !== null) throw ended();
+      const content = role === "assistant" ? await renderer.render(message) : message;
+      if (content === "") throw ChatsvcError.validation({ message: ["The message field has no content once unsafe HTML is removed."] });
+      return events.transaction(db, (_tx, emit) => {
+        const fresh = conversations.ofOrganization(organizationId, conversationId);
+        if (fresh.ended_at !== null) throw ended();
+        const row = messages.insert({ conversationId: fresh.id, role, content, createdAt: nowIso() });
+        conversations.touch(fresh.id, row.created_at);
+        if (role === "user") {
+          emit({
+            name: "message_received",
+            organizationId,
+            data: { id: row.id, conversation_id: fresh.id, session_id: fresh.session_id, role, content, agent: agentOf(fresh), created_at: row.created_at },
+          });
+        }
+        return messages.toMessage(row, organizationId);
+      });
+    },
+  };
+}
+
+const elapsed = (started: number) => Math.max(0, Math.round(performance.now() - started));
+
+/** The model's full answer: `chat()`, or `stream()` when the caller wants deltas. */
+async function runModel(model: ChatModel, request: ChatRequest, onDelta?: (text: string) => void): Promise<{ text: string; model: string }> {
+  if (!onDelta) {
+    const result = await model.chat(request);
+    if (typeof result?.text !== "string") throw new Error("The model answered without text");
+    return { text: result.text, model: typeof result.model === "string" && result.model ? result.model : model.spec };
+  }
+  let text = "";
+  for await (const delta of model.stream(request)) {
+    if (typeof delta !== "string") throw new Error("The model streamed something that is not text");
+    request.signal?.throwIfAborted();
+    text += delta;
+    if (delta !== "") onDelta(delta);
+  }
+  return { text, model: model.spec };
+}
+
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts: a provider (or
+ * embedder) that ignores its signal still cannot hold a request past the timeout.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

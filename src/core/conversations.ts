@@ -1,0 +1,347 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { Chatbot, Chatbots } from "./chatbots.js";
+import { nowIso } from "./clock.js";
+import type { Db } from "./db/open.js";
+import { ChatsvcError } from "./errors.js";
+import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus } from "./events.js";
+import type { Message, Messages } from "./messages.js";
+import { checkRange, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import { body, email, oneOf, parse, text } from "./validation.js";
+
+/**
+ * Facts about the visitor's request that the HTTP layer (or an embedding app)
+ * knows and the service does not: they end up in the conversation record and
+ * webhook payloads.
+ */
+export interface VisitorContext {
+  /** Client IP address. */
+  ip?: string | null;
+  /** Two-letter country code. */
+  country?: string | null;
+  /** Page the chat runs on. */
+  sourceUrl?: string | null;
+  /** Channel the conversation came through; also the `session_id` prefix. Default `api`. */
+  source?: "api" | "widget";
+}
+
+export interface StartConversationInput {
+  visitor_id?: string | null;
+  visitor_name?: string | null;
+  visitor_email?: string | null;
+  visitor_phone?: string | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** `POST /chatbots/{slug}/conversations` data. */
+export interface StartedConversation {
+  conversation_id: number;
+  session_id: string;
+  visitor_id: string | null;
+  started_at: string;
+  is_ended: boolean;
+}
+
+/** `GET /chatbots/{slug}/conversations/{id}` data. */
+export interface ConversationHistory {
+  id: number;
+  visitor_id: string | null;
+  visitor_name: string | null;
+  visitor_email: string | null;
+  is_ended: boolean;
+  source: string;
+  started_at: string;
+  last_message_at: string;
+  ended_at: string | null;
+  message_count: number;
+  messages: Message[];
+}
+
+/** A conversation as the account-level endpoints list it: the webhook shape plus state. */
+export interface ConversationRecord extends ConversationPayload {
+  visitor_id: string | null;
+  is_ended: boolean;
+  ended_at: string | null;
+  last_message_at: string;
+  message_count: number;
+}
+
+export interface ConversationDetail extends ConversationRecord {
+  messages: Message[];
+}
+
+/** What ending a conversation answers. */
+export interface EndedConversation {
+  message: string;
+  conversation_id: number;
+  ended_at: string;
+  duration_seconds: number;
+  message_count: number;
+}
+
+export interface ConversationListQuery extends PageQuery {
+  status?: "active" | "ended";
+}
+
+/** A stored conversation with the chatbot facts every payload needs. */
+export interface ConversationRow {
+  id: number;
+  chatbot_id: number;
+  session_id: string;
+  visitor_id: string | null;
+  visitor_name: string | null;
+  visitor_email: string | null;
+  visitor_phone: string | null;
+  metadata: string;
+  source: string;
+  source_url: string | null;
+  ip: string | null;
+  country: string | null;
+  started_at: string;
+  last_message_at: string;
+  ended_at: string | null;
+  organization_id: number;
+  agent_name: string;
+  agent_slug: string;
+}
+
+const METADATA_MAX_BYTES = 16 * 1024;
+
+// Forms often send "" for a field left empty: that means absent, not an invalid value.
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? null : v), schema.nullish());
+
+const startSchema = body({
+  visitor_id: optional(text("visitor_id", { max: 255 })),
+  visitor_name: optional(text("visitor_name", { max: 255 })),
+  visitor_email: optional(email("visitor_email")),
+  visitor_phone: optional(text("visitor_phone", { max: 50 })),
+  metadata: z
+    .record(z.string(), z.unknown(), { error: "The metadata field must be an object." })
+    .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, {
+      message: `The metadata field must not be larger than ${METADATA_MAX_BYTES} bytes as JSON.`,
+    })
+    .nullish(),
+});
+
+const listSchema = z.object(
+  { ...pageQueryShape, status: oneOf("status", ["active", "ended"]).optional() },
+  { error: "The query must be an object." },
+);
+
+const SELECT = `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug
+  FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id`;
+
+export const agentOf = (row: Pick<ConversationRow, "chatbot_id" | "agent_name" | "agent_slug">): AgentRef => ({
+  id: row.chatbot_id,
+  name: row.agent_name,
+  slug: row.agent_slug,
+});
+
+/** The spec's conversation webhook shape (`conversation_started` data). */
+export function toConversationPayload(row: ConversationRow): ConversationPayload {
+  return {
+    id: row.id,
+    session_id: row.session_id,
+    status: row.ended_at === null ? "active" : "ended",
+    source: row.source,
+    source_url: row.source_url,
+    agent: agentOf(row),
+    visitor: { name: row.visitor_name, email: row.visitor_email, ip: row.ip, country: row.country },
+    started_at: row.started_at,
+    created_at: row.started_at,
+  };
+}
+
+export type Conversations = ReturnType<typeof createConversations>;
+
+export interface ConversationsDeps {
+  chatbots: Chatbots;
+  messages: Messages;
+  events: EventBus;
+}
+
+/**
+ * Conversations: opening, reading, ending and listing them, with the status
+ * rules of DESIGN.md (slug 403, conversation of another chatbot 404 on chatbot
+ * endpoints; another organisation's record 403, unknown 404 at account level).
+ *
+ * @example
+ * const started = service.conversations.start(orgId, "demo", { visitor_id: "v1" }, { ip: "192.0.2.1" });
+ * service.conversations.end(orgId, "demo", started.conversation_id);
+ */
+export function createConversations(db: Db, { chatbots, messages, events }: ConversationsDeps) {
+  const sqlite = db.$client;
+  const byId = sqlite.prepare<[number], ConversationRow>(`${SELECT} WHERE c.id = ?`);
+  const insert = sqlite.prepare(
+    `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
+     VALUES (@chatbotId, @sessionId, @visitorId, @visitorName, @visitorEmail, @visitorPhone, @metadata, @source, @sourceUrl, @ip, @country, @now, @now) RETURNING id`,
+  );
+  const markEnded = sqlite.prepare<[string, number]>("UPDATE conversations SET ended_at = ? WHERE id = ? AND ended_at IS NULL");
+  const touch = sqlite.prepare<[string, number]>("UPDATE conversations SET last_message_at = ? WHERE id = ?");
+  const filters = `b.organization_id = @org AND (@chatbot IS NULL OR c.chatbot_id = @chatbot)
+    AND (@since IS NULL OR c.started_at >= @since) AND (@until IS NULL OR c.started_at <= @until)
+    AND (@status IS NULL OR (@status = 'ended') = (c.ended_at IS NOT NULL))`;
+  const countPage = sqlite.prepare<Record<string, unknown>, { n: number }>(`SELECT COUNT(*) AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${filters}`);
+  const listPage = sqlite.prepare<Record<string, unknown>, ConversationRow>(
+    `${SELECT} WHERE ${filters} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
+  );
+
+  const toRecord = (row: ConversationRow): ConversationRecord => ({
+    ...toConversationPayload(row),
+    visitor_id: row.visitor_id,
+    is_ended: row.ended_at !== null,
+    ended_at: row.ended_at,
+    last_message_at: row.last_message_at,
+    message_count: messages.count(row.id),
+  });
+
+  const toEnded = (row: ConversationRow & { ended_at: string }): EndedConversation => ({
+    message: "Conversation ended",
+    conversation_id: row.id,
+    ended_at: row.ended_at,
+    duration_seconds: Math.max(0, Math.floor((Date.parse(row.ended_at) - Date.parse(row.started_at)) / 1000)),
+    message_count: messages.count(row.id),
+  });
+
+  /** The conversation `id` of chatbot `bot`, or the chatbot endpoints' 404. */
+  const ofChatbot = (bot: Chatbot, id: number): ConversationRow => {
+    const row = byId.get(id);
+    if (!row || row.chatbot_id !== bot.id) throw ChatsvcError.notFound("Conversation not found");
+    return row;
+  };
+
+  /** The conversation `id` of the organisation: 404 unknown, 403 another organisation's. */
+  const ofOrganization = (organizationId: number, id: number): ConversationRow => {
+    const row = byId.get(id);
+    if (!row) throw ChatsvcError.notFound("Conversation not found");
+    if (row.organization_id !== organizationId) throw ChatsvcError.forbidden("You do not have access to this conversation");
+    return row;
+  };
+
+  /**
+   * Ends an active conversation in one transaction with its event. `closedHere`
+   * is false when a concurrent request ended it first (no second event).
+   */
+  const close = (row: ConversationRow): { ended: ConversationRow & { ended_at: string }; closedHere: boolean } => {
+    const endedAt = nowIso();
+    return events.transaction(db, (_tx, emit) => {
+      if (markEnded.run(endedAt, row.id).changes === 0) return { ended: byId.get(row.id) as ConversationRow & { ended_at: string }, closedHere: false };
+      const ended = { ...row, ended_at: endedAt };
+      const figures = toEnded(ended);
+      const data: ConversationEndedPayload = {
+        ...toConversationPayload(ended),
+        status: "ended",
+        ended_at: endedAt,
+        duration_seconds: figures.duration_seconds,
+        message_count: figures.message_count,
+      };
+      emit({ name: "conversation_ended", organizationId: row.organization_id, data });
+      return { ended, closedHere: true };
+    });
+  };
+
+  return {
+    ofChatbot,
+    ofOrganization,
+    toRecord,
+
+    /** Sets `last_message_at`; call inside the write transaction that added the message. */
+    touch(id: number, at: string): void {
+      touch.run(at, id);
+    },
+
+    /** Opens a conversation with an active chatbot and fires `conversation_started`. */
+    start(organizationId: number, slug: string, input: StartConversationInput | undefined, context: VisitorContext = {}): StartedConversation {
+      const bot = chatbots.resolveActive(organizationId, slug);
+      const data = parse(startSchema, input ?? {});
+      const now = nowIso();
+      const row = events.transaction(db, (_tx, emit) => {
+        const { id } = insert.get({
+          chatbotId: bot.id,
+          sessionId: `${context.source ?? "api"}_${randomBytes(24).toString("base64url")}`,
+          visitorId: data.visitor_id ?? null,
+          visitorName: data.visitor_name ?? null,
+          visitorEmail: data.visitor_email ?? null,
+          visitorPhone: data.visitor_phone ?? null,
+          metadata: JSON.stringify(data.metadata ?? {}),
+          source: context.source ?? "api",
+          sourceUrl: context.sourceUrl ?? null,
+          ip: context.ip ?? null,
+          country: context.country ?? null,
+          now,
+        }) as { id: number };
+        const created = byId.get(id)!;
+        emit({ name: "conversation_started", organizationId, data: toConversationPayload(created) });
+        return created;
+      });
+      return { conversation_id: row.id, session_id: row.session_id, visitor_id: row.visitor_id, started_at: row.started_at, is_ended: false };
+    },
+
+    /** Full history as the chatbot endpoint shows it. */
+    history(organizationId: number, slug: string, id: number): ConversationHistory {
+      const row = ofChatbot(chatbots.resolve(organizationId, slug), id);
+      const list = messages.visible(row.id, organizationId);
+      return {
+        id: row.id,
+        visitor_id: row.visitor_id,
+        visitor_name: row.visitor_name,
+        visitor_email: row.visitor_email,
+        is_ended: row.ended_at !== null,
+        source: row.source,
+        started_at: row.started_at,
+        last_message_at: row.last_message_at,
+        ended_at: row.ended_at,
+        message_count: list.length,
+        messages: list,
+      };
+    },
+
+    /** Chatbot endpoint: ends the conversation; repeating it answers the same figures. */
+    end(organizationId: number, slug: string, id: number): EndedConversation {
+      const row = ofChatbot(chatbots.resolve(organizationId, slug), id);
+      return toEnded(row.ended_at === null ? close(row).ended : (row as ConversationRow & { ended_at: string }));
+    },
+
+    /** Account level: ends the conversation; 400 when it has already ended. */
+    endById(organizationId: number, id: number): EndedConversation {
+      const row = ofOrganization(organizationId, id);
+      if (row.ended_at !== null) throw ChatsvcError.badRequest("Conversation has already ended");
+      const { ended, closedHere } = close(row);
+      if (!closedHere) throw ChatsvcError.badRequest("Conversation has already ended");
+      return toEnded(ended);
+    },
+
+    /** Account level: one conversation with its messages. */
+    get(organizationId: number, id: number): ConversationDetail {
+      const row = ofOrganization(organizationId, id);
+      return { ...toRecord(row), messages: messages.visible(row.id, organizationId) };
+    },
+
+    /** Account level: conversations of the organisation, newest first. */
+    list(organizationId: number, query: ConversationListQuery = {}): Page<ConversationRecord> {
+      const q = parse(listSchema, query);
+      checkRange(q);
+      const page = q.page ?? 1;
+      const perPage = q.per_page ?? 20;
+      const params = {
+        org: organizationId,
+        chatbot: q.chatbot === undefined ? null : chatbotFilter(chatbots, organizationId, q.chatbot),
+        since: q.since ?? null,
+        until: q.until ?? null,
+        status: q.status ?? null,
+      };
+      const total = countPage.get(params)!.n;
+      const rows = listPage.all({ ...params, limit: perPage, offset: (page - 1) * perPage });
+      return { data: rows.map(toRecord), meta: pageMeta({ page, perPage, total, count: rows.length }) };
+    },
+  };
+}
+
+/** The chatbot id of a `chatbot` filter; another organisation's slug is as unknown as a missing one. */
+export function chatbotFilter(chatbots: Chatbots, organizationId: number, slug: string): number {
+  const bot = chatbots.find(slug);
+  if (!bot || bot.organization_id !== organizationId) {
+    throw ChatsvcError.validation({ chatbot: ["The chatbot field must be the slug of one of your chatbots."] });
+  }
+  return bot.id;
+}

@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import type { ChunkingOptions } from "../config.js";
+import { nowIso } from "../core/clock.js";
+import type { Sqlite } from "../core/db/open.js";
+import { ChatsvcError } from "../core/errors.js";
+import { chunkText, type ChunkText } from "./chunking/index.js";
+import type { Embedder } from "./embedders/index.js";
+import { expandInputs, loadTarget, LoadError, targetLabel, type LoadedDocument } from "./loaders/index.js";
+import type { DocumentStore } from "./store.js";
+import type { IngestInput, IngestProgress, IngestReport } from "./types.js";
+import type { VectorIndex } from "./vectors.js";
+
+/** Chunks embedded and written per transaction: bounds memory and lock time on big folders. */
+const BATCH_CHUNKS = 256;
+
+interface Pending {
+  doc: LoadedDocument;
+  hash: string;
+  chunks: ChunkText[];
+}
+
+export interface IngestDeps {
+  sqlite: Sqlite;
+  store: DocumentStore;
+  vectors: VectorIndex;
+  embedder: () => Embedder;
+  chunking: Required<ChunkingOptions>;
+}
+
+/**
+ * Loads, chunks, embeds and stores inputs into one chatbot's knowledge base,
+ * streaming: at most {@link BATCH_CHUNKS} chunks are held before they are
+ * embedded and written in one transaction. A document whose source is known
+ * is replaced when its content changed and skipped when not; new content
+ * already stored under another source is skipped as a duplicate. A failing
+ * input is reported and the batch goes on.
+ *
+ * @example
+ * await ingest(deps, bot.id, ["./docs"], { onProgress: (p) => console.log(p.done, p.total) });
+ */
+export async function ingest(
+  { sqlite, store, vectors, embedder, chunking }: IngestDeps,
+  chatbotId: number,
+  inputs: IngestInput[],
+  { onProgress }: { onProgress?: (p: IngestProgress) => void } = {},
+): Promise<IngestReport> {
+  const started = performance.now();
+  const { targets, failed } = await expandInputs(inputs);
+  const report: IngestReport = { added: 0, updated: 0, skipped: 0, failed, chunks: 0, ms: 0 };
+  const model = embedder();
+  // Refuse early, before reading anything, when the stored vectors came from another embedder.
+  vectors.assertCompatible(model.spec);
+
+  let pending: Pending[] = [];
+  let pendingChunks = 0;
+  const hashesInBatch = new Set<string>();
+
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    pendingChunks = 0;
+    hashesInBatch.clear();
+    const texts = batch.flatMap((p) => p.chunks.map(embeddingText));
+    const embedded = await model.embed(texts);
+    const dimension = embedded[0]!.length;
+    vectors.assertCompatible(model.spec, dimension);
+    const now = nowIso();
+    sqlite
+      .transaction(() => {
+        vectors.ensure(model.spec, dimension);
+        let v = 0;
+        for (const { doc, hash, chunks } of batch) {
+          const fields = { name: doc.name, type: doc.type, source: doc.source, url: doc.url, content_hash: hash, chunk_count: chunks.length, bytes: doc.bytes };
+          // Looked up again inside the transaction: another process may have written it since.
+          const existing = store.bySource(chatbotId, doc.source);
+          let documentId: number;
+          if (existing) {
+            store.replaceDocument(existing.id, fields, now);
+            documentId = existing.id;
+            report.updated++;
+          } else {
+            documentId = store.insertDocument(chatbotId, fields, now);
+            report.added++;
+          }
+          chunks.forEach((chunk, ordinal) => {
+            const chunkId = store.insertChunk(documentId, chatbotId, ordinal, chunk.heading, chunk.content);
+            vectors.insert(chunkId, chatbotId, embedded[v++]!);
+          });
+          report.chunks += chunks.length;
+        }
+      })
+      .immediate();
+  };
+
+  for (let i = 0; i < targets.length; i++) {
+    const target = targets[i]!;
+    const label = targetLabel(target);
+    onProgress?.({ done: i, total: targets.length, current: label });
+    let doc: LoadedDocument;
+    try {
+      doc = await loadTarget(target);
+    } catch (error) {
+      if (error instanceof LoadError || error instanceof ChatsvcError) {
+        report.failed.push({ input: label, error: error.message });
+        continue;
+      }
+      throw error;
+    }
+    const hash = createHash("sha256").update(doc.text).digest("hex");
+    const existing = store.bySource(chatbotId, doc.source);
+    if (existing ? existing.content_hash === hash : hashesInBatch.has(hash) || store.byHash(chatbotId, hash) !== undefined) {
+      report.skipped++;
+      continue;
+    }
+    const chunks = chunkText(doc.format, doc.text, chunking);
+    if (chunks.length === 0) {
+      report.failed.push({ input: label, error: "no text found" });
+      continue;
+    }
+    pending.push({ doc, hash, chunks });
+    hashesInBatch.add(hash);
+    pendingChunks += chunks.length;
+    if (pendingChunks >= BATCH_CHUNKS) await flush();
+  }
+  await flush();
+  onProgress?.({ done: targets.length, total: targets.length, current: "" });
+  report.ms = Math.round(performance.now() - started);
+  return report;
+}
+
+/** What gets embedded for a chunk: the heading path gives short chunks their context. */
+export function embeddingText(chunk: { heading: string; content: string }): string {
+  return chunk.heading ? `${chunk.heading}\n${chunk.content}` : chunk.content;
+}

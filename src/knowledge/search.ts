@@ -1,0 +1,127 @@
+import type { Sqlite } from "../core/db/open.js";
+import { dot, type Embedder } from "./embedders/index.js";
+import { embeddingText } from "./ingest.js";
+import { ftsQuery } from "./fts-query.js";
+import type { DocumentStore } from "./store.js";
+import { contentTerms, termWeight } from "./text/tokens.js";
+import type { RetrievedChunk } from "./types.js";
+import type { VectorIndex } from "./vectors.js";
+
+/** Longer questions add nothing to retrieval but cost embedding and matching time. */
+const MAX_QUERY_CHARS = 2000;
+/** The usual reciprocal-rank-fusion constant. */
+const RRF_K = 60;
+
+export interface SearchDeps {
+  sqlite: Sqlite;
+  store: DocumentStore;
+  vectors: VectorIndex;
+  embedder: () => Embedder;
+}
+
+export interface HybridSearchOptions {
+  k: number;
+  threshold: number;
+  includeBelowThreshold: boolean;
+}
+
+/**
+ * Hybrid retrieval for one chatbot: FTS5 BM25 and sqlite-vec KNN candidates,
+ * fused by reciprocal rank, each scored for relevance in 0..1 (see
+ * {@link relevance}), filtered by the threshold, best first.
+ */
+export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchDeps) {
+  const fts = sqlite.prepare<[string, number, number], { id: number }>(
+    `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+      WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?`,
+  );
+
+  return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
+    const text = query.slice(0, MAX_QUERY_CHARS);
+    const queryTerms = [...new Set(contentTerms(text))];
+    if (queryTerms.length === 0 || !store.hasChunks(chatbotId)) return [];
+    const model = embedder();
+    vectors.assertCompatible(model.spec);
+    const [queryVector] = await model.embed([text]);
+    const pool = Math.max(k * 4, 24);
+
+    const candidates = new Map<number, { fused: number; similarity?: number }>();
+    const match = ftsQuery(text);
+    if (match) {
+      fts.all(match, chatbotId, pool).forEach((row, rank) => candidates.set(row.id, { fused: 1 / (RRF_K + rank + 1) }));
+    }
+    vectors.nearest(chatbotId, queryVector!, pool).forEach((hit, rank) => {
+      const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
+      entry.fused += 1 / (RRF_K + rank + 1);
+      entry.similarity = 1 - hit.distance;
+      candidates.set(hit.chunk_id, entry);
+    });
+
+    const rows = store.chunks([...candidates.keys()]);
+    const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
+      const entry = candidates.get(row.id)!;
+      const stored = entry.similarity === undefined ? vectors.vectorOf(row.id) : undefined;
+      const similarity = entry.similarity ?? (stored ? dot(queryVector!, stored) : 0);
+      return {
+        chunk_id: row.id,
+        document_id: row.document_id,
+        content: row.content,
+        heading: row.heading,
+        name: row.name,
+        type: row.type,
+        url: row.url,
+        score: relevance(similarity, coverage(queryTerms, embeddingText(row)), model.spec),
+        fused: entry.fused,
+      };
+    });
+    return results
+      .filter((r) => includeBelowThreshold || r.score >= threshold)
+      .sort((a, b) => b.score - a.score || b.fused - a.fused)
+      .slice(0, k)
+      .map(({ fused: _fused, ...chunk }) => chunk);
+  };
+}
+
+/**
+ * Weighted share of the query's content words (stemmed) that the chunk
+ * contains. Everyday words weigh half, and when the query has specific words
+ * but the chunk matches none of them, its everyday-word matches count half
+ * again: "the best way to learn the guitar" is not about a page saying "the best way".
+ */
+export function coverage(queryTerms: string[], chunkText: string): number {
+  const have = new Set(contentTerms(chunkText));
+  let found = 0;
+  let total = 0;
+  let specific = 0;
+  let specificFound = 0;
+  for (const t of queryTerms) {
+    const w = termWeight(t);
+    total += w;
+    if (w === 1) specific++;
+    if (!have.has(t)) continue;
+    found += w;
+    if (w === 1) specificFound++;
+  }
+  if (specific > 0 && specificFound === 0) found /= 2;
+  return total === 0 ? 0 : found / total;
+}
+
+/**
+ * Relevance in 0..1. With the `hash` embedder, the similarity is lexical too,
+ * so word coverage leads and similarity scales it: `coverage * (0.5 + 0.5 * semantic)`.
+ * Neural embedders can match synonyms, so their similarity alone can also
+ * qualify a chunk. Similarities sit on different scales per embedder
+ * (unrelated texts score about 0.05 with `hash` and 0.3-0.5 with neural
+ * models), hence the rescaling from an "unrelated" floor to a "clearly related" ceiling.
+ */
+export function relevance(similarity: number, wordCoverage: number, embedderSpec: string): number {
+  const hash = embedderSpec === "hash";
+  const [floor, ceiling] = hash ? [0.05, 0.45] : [0.35, 0.85];
+  const semantic = Math.min(1, Math.max(0, (similarity - floor) / (ceiling - floor)));
+  const lexical = wordCoverage * (0.5 + 0.5 * semantic);
+  return round(hash ? lexical : Math.max(lexical, 0.6 * semantic));
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

@@ -1,0 +1,90 @@
+/*
+ * Word handling shared by the hash embedder, the FTS query builder and the
+ * lexical part of relevance scoring, so all three agree on what a "word" is.
+ */
+
+/** English function words and question words: they match everything, so they only add noise. */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a about above after again against all also am an and any are aren as at be because been before being below between both but by " +
+    "can cannot could did didn do does doesn doing don down during each else etc ever every few for from further get gets got had has have having " +
+    "he her here hers herself him himself his how however i if in into is isn it its itself just let lets like may me might more most must my myself " +
+    "need no nor not now of off on once only or other ought our ours ourselves out over own per please same shall she should so some such " +
+    "than that the their theirs them themselves then there these they this those through thus to too under until up upon us use used using " +
+    "very via want was wasn we were weren what whats when where whether which while who whom whose why will with within without would " +
+    "yes yet you your yours yourself yourselves tell know"
+  ).split(" "),
+);
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const DIACRITICS = /\p{M}+/gu;
+
+/** Lower-cased words with diacritics removed, in order. */
+export function words(text: string): string[] {
+  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().match(WORD) ?? [];
+}
+
+/**
+ * A light suffix stripper, so `keys`/`key` and `installing`/`install` meet.
+ * Deliberately tiny: FTS5 has Porter for the lexical side; this only serves hashing and coverage.
+ */
+export function stem(word: string): string {
+  if (word.length <= 3 || /^\d/.test(word)) return word;
+  const base = stripSuffix(word);
+  // A final "e" comes and goes with suffixes: calculate/calculated, invoice/invoicing.
+  return base.length > 4 && base.endsWith("e") ? base.slice(0, -1) : base;
+}
+
+function stripSuffix(word: string): string {
+  const n = word.length;
+  if (word.endsWith("ies") && n > 4) return `${word.slice(0, -3)}y`;
+  if (word.endsWith("sses")) return word.slice(0, -2);
+  if (word.endsWith("ing") && n > 5) return undouble(word.slice(0, -3));
+  if (word.endsWith("ed") && n > 4 && !word.endsWith("eed")) return undouble(word.slice(0, -2));
+  if (word.endsWith("ly") && n > 5) return word.slice(0, -2);
+  if (word.endsWith("s") && !word.endsWith("ss") && !word.endsWith("us") && !word.endsWith("is")) return word.slice(0, -1);
+  return word;
+}
+
+// "running" -> "runn" -> "run"; "configured" -> "configur" stays (no double letter).
+function undouble(word: string): string {
+  const n = word.length;
+  return n > 3 && word[n - 1] === word[n - 2] && !/[lsz]/.test(word[n - 1]!) ? word.slice(0, -1) : word;
+}
+
+/** Stemmed content words (stop words and one-letter words removed), in order. */
+export function contentTerms(text: string): string[] {
+  const out: string[] = [];
+  for (const w of words(text)) {
+    if (w.length < 2 || STOP_WORDS.has(w)) continue;
+    out.push(stem(w));
+  }
+  return out;
+}
+
+/**
+ * Everyday English words: they appear in any text, so a match on them is weak
+ * evidence that a chunk is about the question (an IDF prior that needs no corpus).
+ */
+const COMMON_WORDS: ReadonlySet<string> = new Set(
+  (
+    "able across actually add after ago almost along already always amount another answer anyone anything anyway area around ask away back bad " +
+    "base become begin best better big bit black body book bring build call came case cause certain change check child children city clear close " +
+    "come common complete consider continue course cut day days different done during early easy end enough even example fact far feel find fine " +
+    "first follow form found free full general give given go going gone good great group half hand happen hard head hear help high hold home hour " +
+    "idea important include keep kind large last late later lead learn least leave left less level life light line little live long look lot low " +
+    "made main make man many matter mean meet men mind minute moment money month morning move much name near never new next nice night number " +
+    "often old one open order part people person place plan play point possible power present probably problem provide public put question " +
+    "quite rather read real really reason right run said say second see seem seen set show side since small something sometimes soon sort speak " +
+    "special stand start state still stop story strong sure system take taken talk thing things think three time times today together told took " +
+    "top toward true try turn two type understand usually value various view wait walk water way week well went whole why wide woman women word " +
+    "work world write wrong year years young good great best way thing stuff recommend explain give"
+  )
+    .split(" ")
+    .map(stem),
+);
+
+/** How much a content term says about topic: everyday words count half. */
+export function termWeight(term: string): number {
+  return COMMON_WORDS.has(term) ? 0.5 : 1;
+}

@@ -1,0 +1,197 @@
+import { and, asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { nowIso } from "../core/clock.js";
+import type { Db } from "../core/db/open.js";
+import { organizations, webhooks } from "../core/db/schema.js";
+import { ChatsvcError } from "../core/errors.js";
+import { EVENT_NAMES, type EventName } from "../core/events.js";
+import { body, oneOf, parse, text } from "../core/validation.js";
+import { resolveAllowed, urlProblem, type AddressPolicy } from "./address-policy.js";
+import { generateWebhookSecret } from "./signing.js";
+
+/** A webhook as `GET /webhooks` lists it, with its delivery statistics. */
+export interface Webhook {
+  id: number;
+  organization_id: number;
+  name: string;
+  url: string;
+  events: EventName[];
+  is_active: boolean;
+  /** Events sent to the hook (each counted once, on its first attempt). */
+  total_triggers: number;
+  /** Events whose last attempt failed. */
+  failed_triggers: number;
+  /** Time of the latest delivery attempt, or null. */
+  last_triggered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RegisterWebhookInput {
+  /** http(s) URL; registering a URL the organisation already has updates that webhook. */
+  url: string;
+  /** Non-empty subset of the event names. */
+  events: EventName[];
+  /** Default: the URL's host. */
+  name?: string | null;
+}
+
+export interface RegisteredWebhook {
+  /** False when the URL was already registered and the call updated it. */
+  created: boolean;
+  webhook: Webhook;
+  /** The signing secret, only when the webhook was created (it is never shown again). */
+  secret?: string;
+}
+
+/** How long registration waits for DNS before accepting the URL (delivery checks again anyway). */
+const REGISTRATION_DNS_TIMEOUT_MS = 3_000;
+
+const registerSchema = body({
+  url: text("url", { min: 1, max: 2048 }),
+  events: z
+    .array(oneOf("events", EVENT_NAMES), { error: "The events field must be a list of event names." })
+    .min(1, { message: `The events field must name at least one of: ${EVENT_NAMES.join(", ")}.` }),
+  name: text("name", { min: 1, max: 200 }).nullish(),
+});
+
+type Row = typeof webhooks.$inferSelect;
+
+function toWebhook(row: Row): Webhook {
+  return {
+    id: row.id,
+    organization_id: row.organizationId,
+    name: row.name,
+    url: row.url,
+    events: parseEvents(row.events),
+    is_active: row.isActive,
+    total_triggers: row.totalTriggers,
+    failed_triggers: row.failedTriggers,
+    last_triggered_at: row.lastTriggeredAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+function parseEvents(raw: string): EventName[] {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return Array.isArray(value) ? value.filter((e): e is EventName => (EVENT_NAMES as readonly unknown[]).includes(e)) : [];
+  } catch {
+    return [];
+  }
+}
+
+export type WebhookRegistry = ReturnType<typeof createWebhookRegistry>;
+
+/**
+ * Webhook records of each organisation: register (create or update by URL),
+ * list, delete.
+ *
+ * @example
+ * const registry = createWebhookRegistry(db, config.webhooks);
+ * const { webhook, secret } = await registry.register(orgId, { url: "https://example.com/hooks", events: ["lead_captured"] });
+ */
+export function createWebhookRegistry(db: Db, policy: AddressPolicy) {
+  const find = (id: number): Row | undefined => db.select().from(webhooks).where(eq(webhooks.id, id)).get();
+
+  return {
+    /**
+     * Creates a webhook, or updates the organisation's webhook with the same
+     * URL (its events, its name when given, and re-activates it). Refuses
+     * (422 on `url`) addresses the network policy forbids.
+     */
+    async register(organizationId: number, input: RegisterWebhookInput): Promise<RegisteredWebhook> {
+      const data = parse(registerSchema, input);
+      const url = await checkUrl(data.url.trim(), policy);
+      const events = EVENT_NAMES.filter((name) => data.events.includes(name));
+      const now = nowIso();
+      return db.transaction(
+        (tx) => {
+          if (!tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).get()) {
+            throw ChatsvcError.notFound(`Organization ${organizationId} not found`);
+          }
+          const existing = tx
+            .select()
+            .from(webhooks)
+            .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.url, url)))
+            .get();
+          if (existing) {
+            const patch: Partial<Row> = { events: JSON.stringify(events), isActive: true, updatedAt: now };
+            if (data.name) patch.name = data.name.trim();
+            const row = tx.update(webhooks).set(patch).where(eq(webhooks.id, existing.id)).returning().get()!;
+            return { created: false, webhook: toWebhook(row) };
+          }
+          const secret = generateWebhookSecret();
+          const row = tx
+            .insert(webhooks)
+            .values({
+              organizationId,
+              name: data.name?.trim() || new URL(url).host,
+              url,
+              events: JSON.stringify(events),
+              secret,
+              createdAt: now,
+              updatedAt: now,
+            })
+            .returning()
+            .get();
+          return { created: true, webhook: toWebhook(row), secret };
+        },
+        { behavior: "immediate" },
+      );
+    },
+
+    /** Webhooks of one organisation, or of all when no id is given, oldest first. */
+    list(organizationId?: number): Webhook[] {
+      const q = db.select().from(webhooks);
+      return (organizationId === undefined ? q : q.where(eq(webhooks.organizationId, organizationId))).orderBy(asc(webhooks.id)).all().map(toWebhook);
+    },
+
+    /** One webhook of the organisation: 404 when it does not exist, 403 when another organisation owns it. */
+    get(organizationId: number, id: number): Webhook {
+      return toWebhook(owned(find(id), organizationId));
+    },
+
+    /** Deletes a webhook of the organisation with its pending deliveries (404 unknown, 403 another organisation's). */
+    delete(organizationId: number, id: number): void {
+      db.transaction(
+        (tx) => {
+          owned(tx.select().from(webhooks).where(eq(webhooks.id, id)).get(), organizationId);
+          tx.delete(webhooks).where(eq(webhooks.id, id)).run();
+        },
+        { behavior: "immediate" },
+      );
+    },
+  };
+}
+
+function owned(row: Row | undefined, organizationId: number): Row {
+  if (!row) throw ChatsvcError.notFound("Webhook not found");
+  if (row.organizationId !== organizationId) throw ChatsvcError.forbidden("You do not have access to this webhook");
+  return row;
+}
+
+/** The normalised URL, or a 422 on `url` when it is malformed or points where webhooks may not go. */
+async function checkUrl(raw: string, policy: AddressPolicy): Promise<string> {
+  const problem = urlProblem(raw, policy);
+  if (problem) throw ChatsvcError.validation({ url: [problem] });
+  const url = new URL(raw);
+  if (url.hash) url.hash = "";
+  const host = url.hostname;
+  if (!policy.allowPrivateNetworks && !/^[\d.]+$/.test(host)) {
+    // A name that resolves only to refused addresses is refused now; a name that
+    // does not resolve (yet) is accepted: delivery checks every connection again.
+    let timer: NodeJS.Timeout | undefined;
+    const refused = await Promise.race([
+      resolveAllowed(host, policy).then(
+        () => null,
+        (error: NodeJS.ErrnoException) => (error.code === "EADDRNOTALLOWED" ? error.message : null),
+      ),
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), REGISTRATION_DNS_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (refused) throw ChatsvcError.validation({ url: [`The url is not allowed: ${refused}.`] });
+  }
+  return url.href;
+}

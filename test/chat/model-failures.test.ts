@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startHarness, type Harness } from "../support/harness.js";
+import { startFakeOpenAI, type FakeMode, type FakeOpenAI } from "./fake-openai.js";
+import { ingestDocs, openConversation, rowCounts } from "./helpers.js";
+
+let h: Harness;
+let fake: FakeOpenAI;
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+  h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, modelTimeoutMs: 300 });
+  await ingestDocs(h.service);
+});
+afterEach(async () => {
+  await h.close();
+  await fake.close();
+});
+
+const QUESTION = { message: "How do I install Widgetron with npm?" };
+
+describe("model failures", () => {
+  it("a working provider answers through the same pipeline, with its model name", async () => {
+    const id = await openConversation(h);
+    const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ reply: expect.stringContaining("Fake <strong>answer</strong> about Widgetron."), model: "openai:fake", cannot_answer: false });
+    expect(fake.calls).toBe(1);
+  });
+
+  const failures: [FakeMode, string][] = [
+    ["error", "the provider answers 500"],
+    ["hang", "the provider does not answer within modelTimeoutMs"],
+    ["empty", "the provider answers empty text"],
+    ["garbage", "the provider answers something that is not JSON"],
+  ];
+  for (const [mode, what] of failures) {
+    it(`500 with the conversation id, nothing stored, nothing charged, when ${what}`, async () => {
+      fake.mode = mode;
+      const id = await openConversation(h);
+      const before = rowCounts(h.service);
+      const started = Date.now();
+      const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ success: false, message: "The model provider failed; retry once", conversation_id: id });
+      expect(rowCounts(h.service)).toEqual(before);
+      if (mode === "hang") expect(Date.now() - started).toBeLessThan(3_000);
+      // Retrying once the provider recovers works.
+      fake.mode = "ok";
+      expect((await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION })).status).toBe(200);
+    });
+  }
+
+  it("the model answer is sanitised: script, handlers, javascript: links and images never come through", async () => {
+    fake.reply = 'Hi <script>alert(1)</script><img src="https://t.example/pixel.gif" onerror="alert(2)"> [x](javascript:alert(3)) <a href="https://ok.example" onclick="alert(4)">ok</a>';
+    const id = await openConversation(h);
+    const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
+    const reply: string = res.body.data.reply.replace(/<div class="svc-branding">[\s\S]*<\/div>$/, "");
+    expect(reply).not.toMatch(/<script|<img|javascript:|\son\w+=/i);
+    expect(reply).toContain('<a href="https://ok.example" target="_blank" rel="noopener noreferrer">ok</a>');
+  });
+
+  it("a model answer that is nothing once sanitised is a failure, not an empty reply", async () => {
+    fake.reply = "<script>alert(1)</script>";
+    const id = await openConversation(h);
+    const before = rowCounts(h.service);
+    const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
+    expect(res.status).toBe(500);
+    expect(rowCounts(h.service)).toEqual(before);
+  });
+
+  it("the fallback does not call the model", async () => {
+    fake.mode = "error";
+    const id = await openConversation(h);
+    const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "zzyzx qqqq" } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.cannot_answer).toBe(true);
+    expect(fake.calls).toBe(0);
+  });
+});

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request, startHarness, type Harness } from "../support/harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/** Every error answer is the envelope: success false, a message, nothing else but `errors` on 422. */
+function expectErrorEnvelope(body: any, status: number) {
+  expect(body.success).toBe(false);
+  expect(typeof body.message).toBe("string");
+  expect(body.message.length).toBeGreaterThan(0);
+  if (status === 422) expect(body.errors).toEqual(expect.any(Object));
+  else expect(body.errors).toBeUndefined();
+}
+
+const open = "/chatbots/demo/conversations";
+
+describe("the error envelope", () => {
+  it("400 for invalid JSON", async () => {
+    const res = await h.call(open, { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(400);
+    expectErrorEnvelope(res.body, 400);
+    expect(res.body.message).toBe("Invalid JSON body");
+  });
+
+  it("401 without a key", async () => {
+    const res = await h.call(open, { key: null, json: {} });
+    expect(res.status).toBe(401);
+    expectErrorEnvelope(res.body, 401);
+  });
+
+  it("403 for an unknown chatbot", async () => {
+    const res = await h.call("/chatbots/nope/conversations", { json: {} });
+    expect(res.status).toBe(403);
+    expectErrorEnvelope(res.body, 403);
+  });
+
+  it("404 for an unknown route, with or without a key", async () => {
+    for (const key of [undefined, null]) {
+      const res = await h.call("/does/not/exist", { key });
+      expect(res.status).toBe(404);
+      expectErrorEnvelope(res.body, 404);
+    }
+  });
+
+  it("400 for a malformed URL, which h3 rejects before any route", async () => {
+    const res = await request(`${h.server.url}/api/v1/%ZZ`);
+    expect(res.status).toBe(400);
+    expectErrorEnvelope(res.body, 400);
+  });
+
+  it("413 for a body over 1 MB, whether Content-Length is declared or the body is streamed", async () => {
+    const big = JSON.stringify({ visitor_name: "x".repeat(1_100_000) });
+    const declared = await h.call(open, { method: "POST", body: big, headers: { "content-type": "application/json" } });
+    expect(declared.status).toBe(413);
+    expectErrorEnvelope(declared.body, 413);
+
+    const chunks = [new TextEncoder().encode(big)];
+    const stream = new ReadableStream({
+      pull(controller) {
+        const next = chunks.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+    const streamed = await h.call(open, { method: "POST", body: stream, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expectErrorEnvelope(streamed.body, 413);
+  });
+
+  it("422 naming each bad field, wrong types included; a non-object body is a 422 on body", async () => {
+    const res = await h.call(open, { json: { visitor_id: 42, metadata: "nope", visitor_email: "not-an-email" } });
+    expect(res.status).toBe(422);
+    expectErrorEnvelope(res.body, 422);
+    expect(Object.keys(res.body.errors).sort()).toEqual(["metadata", "visitor_email", "visitor_id"]);
+    const arr = await h.call(open, { json: [1, 2] });
+    expect(arr.status).toBe(422);
+    expect(Object.keys(arr.body.errors)).toEqual(["body"]);
+  });
+});

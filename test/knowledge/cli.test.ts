@@ -1,0 +1,60 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/harness.js";
+
+let dir: string;
+let cleanup: () => void;
+let db: string;
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(["--db", db, ...args], { env });
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+  db = join(dir, "cli.db");
+});
+afterEach(() => cleanup());
+
+describe("chatsvc ingest and kb", () => {
+  it("ingests a folder, lists, removes and reindexes, with --json printing one object", async () => {
+    expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 7 });
+    const docs = join(dir, "docs");
+    mkdirSync(docs);
+    writeFileSync(join(docs, "a.md"), "# Alpha\nAlpha text about refunds.\n");
+    writeFileSync(join(docs, "b.txt"), "Beta text about shipping.\n");
+
+    const ingested = await cli(["ingest", "demo", docs, "--json"]);
+    expect(ingested.code).toBe(0);
+    // Not a terminal: no progress bar on stderr.
+    expect(ingested.stderr).toBe("");
+    expect(ingested.json()).toMatchObject({ added: 2, updated: 0, skipped: 0, failed: [], chunks: 2, ms: expect.any(Number) });
+
+    const human = await cli(["ingest", "demo", docs, join(dir, "missing.md")]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/^Ingested into "demo": 0 added, 0 updated, 2 skipped \(unchanged or duplicate\), 1 failed; 0 chunks in \d+\.\d s\.\n  failed: .*missing\.md: no such file or folder\n$/);
+
+    const listed = (await cli(["kb", "list", "demo", "--json"])).json() as { id: number; name: string }[];
+    expect(listed.map((d) => d.name)).toEqual(expect.arrayContaining(["a.md", "b.txt", "quick-start.md"]));
+    const table = await cli(["kb", "list", "demo"]);
+    expect(table.stdout.split("\n")[0]).toMatch(/^id\s+name\s+type\s+chunk_count\s+bytes\s+updated_at\s+source$/);
+
+    const target = listed.find((d) => d.name === "a.md")!;
+    expect((await cli(["kb", "remove", "demo", String(target.id), "--json"])).json()).toEqual({ removed: target.id, chatbot: "demo" });
+    const again = await cli(["kb", "remove", "demo", String(target.id)]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/^error: Document \d+ not found/);
+
+    const reindexed = (await cli(["kb", "reindex", "--json"])).json();
+    expect(reindexed).toMatchObject({ embedder: "hash", chunks: expect.any(Number) });
+    expect(reindexed.chunks).toBeGreaterThan(1);
+    expect((await cli(["kb", "reindex", "demo"])).stdout).toMatch(/^Re-embedded \d+ chunks with "hash" in \d+\.\d s\.\n$/);
+  });
+
+  it("refuses an embedder switch without reindex, naming the command", async () => {
+    await cli(["init", "--json"]);
+    const res = await cli(["ingest", "demo", join(dir)], { CHATSVC_EMBED_MODEL: "ollama:nomic-embed-text", OLLAMA_HOST: "http://127.0.0.1:9" });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain("chatsvc kb reindex");
+    expect((await cli(["ingest", "nope", dir])).stderr).toMatch(/^error: Chatbot nope not found/);
+  });
+});

@@ -1,0 +1,113 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHashEmbedder, HASH_DIMENSION } from "../../src/knowledge/embedders/hash.js";
+import { dot } from "../../src/knowledge/embedders/index.js";
+import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
+import type { FakeServer } from "../fixtures/fake-http.js";
+import { startFakeOllama } from "../fixtures/fake-ollama.js";
+import { startFakeOpenAI } from "../fixtures/fake-openai.js";
+import { tempDir } from "../support/harness.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+function track<T extends FakeServer | ChatService>(thing: T): T {
+  cleanups.push(() => thing.close());
+  return thing;
+}
+
+describe("hash embedder", () => {
+  it("is deterministic, unit length, and closer for related texts", async () => {
+    const embedder = createHashEmbedder();
+    const [a, a2, related, unrelated, empty] = await embedder.embed([
+      "How do I create an API key?",
+      "How do I create an API key?",
+      "Creating API keys for your account",
+      "The weather in Lisbon is sunny",
+      "",
+    ]);
+    expect(a!.length).toBe(HASH_DIMENSION);
+    expect(embedder.dimension).toBe(HASH_DIMENSION);
+    expect(Math.sqrt(dot(a!, a!))).toBeCloseTo(1, 5);
+    expect([...a2!]).toEqual([...a!]);
+    expect(dot(a!, related!)).toBeGreaterThan(0.4);
+    expect(dot(a!, related!)).toBeGreaterThan(dot(a!, unrelated!) + 0.3);
+    expect(dot(empty!, empty!)).toBe(0);
+  });
+
+  it("embeds a thousand 1,000-character chunks in well under a second", async () => {
+    const text = "Chunks of documentation about API keys, webhooks and configuration options. ".repeat(13);
+    const started = performance.now();
+    await createHashEmbedder().embed(Array.from({ length: 1000 }, (_, i) => `${text} ${i}`));
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("embedder servers and switching", () => {
+  const docs = [
+    { name: "keys", content: "# API keys\nCreate API keys with chatsvc keys create." },
+    { name: "hooks", content: "# Webhooks\nWebhooks are signed with HMAC-SHA256." },
+  ];
+
+  function open(dbFile: string, options: Parameters<typeof createChatService>[0] = {}) {
+    return track(createChatService({ env: {}, db: dbFile, ...options }));
+  }
+
+  it("refuses another embedder until reindex, then searches with the new vectors", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const dbFile = join(dir, "kb.db");
+    const first = open(dbFile);
+    await first.bootstrap({ ingestDocs: false });
+    await first.knowledge.ingest("demo", docs);
+    await first.close();
+
+    const openai = track(await startFakeOpenAI({ dimensions: 16, apiKey: "sk-test" }));
+    const switched = open(dbFile, { embedModel: "openai:text-embedding-3-small", openaiBaseUrl: openai.baseUrl, openaiApiKey: "sk-test" });
+    const refusal = { status: 409, message: expect.stringContaining("chatsvc kb reindex") };
+    await expect(switched.knowledge.search("demo", "API keys")).rejects.toMatchObject(refusal);
+    await expect(switched.knowledge.ingest("demo", [{ name: "more", content: "More text." }])).rejects.toMatchObject(refusal);
+    expect(switched.knowledge.list("demo")).toHaveLength(2);
+
+    // Reindexing one chatbot after a switch redoes every chatbot.
+    expect(await switched.knowledge.reindex("demo")).toMatchObject({ chunks: 2 });
+    expect(openai.requests.filter((r) => r.path === "/v1/embeddings")).toHaveLength(1);
+    expect(openai.requests[0]!.body).toMatchObject({ model: "text-embedding-3-small", input: ["API keys\nCreate API keys with chatsvc keys create.", "Webhooks\nWebhooks are signed with HMAC-SHA256."] });
+    const sqlite = internalsOf(switched).db.$client;
+    expect(JSON.parse((sqlite.prepare("SELECT value FROM settings WHERE key = 'knowledge.embedder'").get() as { value: string }).value)).toEqual({
+      spec: "openai:text-embedding-3-small",
+      dimension: 16,
+    });
+    const [hit] = await switched.knowledge.search("demo", "How are webhooks signed?");
+    expect(hit).toMatchObject({ name: "hooks" });
+    expect(await switched.knowledge.ingest("demo", [{ name: "more", content: "# More\nMore text about keys." }])).toMatchObject({ added: 1 });
+    await switched.close();
+
+    // And back to the offline default.
+    const back = open(dbFile);
+    await expect(back.knowledge.search("demo", "API keys")).rejects.toMatchObject(refusal);
+    expect(await back.knowledge.reindex()).toMatchObject({ chunks: 3 });
+    expect((await back.knowledge.search("demo", "How are webhooks signed?"))[0]).toMatchObject({ name: "hooks" });
+  });
+
+  it("batches Ollama embeddings, and an embedding failure stores nothing", async () => {
+    const ollama = track(await startFakeOllama({ dimensions: 8 }));
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const service = open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
+    await service.bootstrap({ ingestDocs: false });
+    const many = Array.from({ length: 40 }, (_, i) => ({ name: `doc-${i}`, content: `# Doc ${i}\nParagraph number ${i} about topic ${i}.` }));
+    expect(await service.knowledge.ingest("demo", many)).toMatchObject({ added: 40, chunks: 40 });
+    const embeds = ollama.requests.filter((r) => r.path === "/api/embed");
+    expect(embeds.map((r) => r.body.input.length)).toEqual([32, 8]);
+    expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-7" });
+
+    ollama.behave({ embed: "fail" });
+    await expect(service.knowledge.ingest("demo", [{ name: "new", content: "New text." }])).rejects.toMatchObject({ status: 502, message: expect.stringContaining("ollama:nomic-embed-text") });
+    expect(service.knowledge.list("demo")).toHaveLength(40);
+    await expect(service.knowledge.reindex()).rejects.toMatchObject({ status: 502 });
+    ollama.behave({ embed: "ok" });
+    expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-7" });
+  });
+});

@@ -1,0 +1,179 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createProgram } from "../../src/cli/program.js";
+import { addTenant, startHarness, type Harness } from "../support/harness.js";
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+const hook = { url: "https://hooks.example.com/chatsvc", events: ["lead_captured", "conversation_started"], name: "CRM" };
+
+describe("POST /webhooks", () => {
+  it("creates a webhook (201) and shows its secret once", async () => {
+    h = await startHarness();
+    const res = await h.call("/webhooks", { json: hook });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      success: true,
+      message: "Webhook registered successfully",
+      data: { id: expect.any(Number), name: "CRM", url: hook.url, events: hook.events, is_active: true, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) },
+    });
+    const listed = await h.call("/webhooks");
+    expect(JSON.stringify(listed.body)).not.toContain("whsec_");
+  });
+
+  it("the same URL updates the webhook (200, no secret) instead of duplicating it, and the name defaults to the host", async () => {
+    h = await startHarness();
+    const first = await h.call("/webhooks", { json: { url: hook.url, events: ["lead_captured"] } });
+    expect(first.body.data.name).toBe("hooks.example.com");
+    const again = await h.call("/webhooks", { json: { url: hook.url, events: ["message_received", "conversation_ended"], name: "Renamed" } });
+    expect(again.status).toBe(200);
+    expect(again.body.message).toBe("Webhook registered successfully");
+    expect(again.body.data).toEqual({ id: first.body.data.id, name: "Renamed", url: hook.url, events: ["conversation_ended", "message_received"], is_active: true });
+    const list = await h.call("/webhooks");
+    expect(list.body.data).toHaveLength(1);
+  });
+
+  it("another organisation registering the same URL gets its own webhook", async () => {
+    h = await startHarness();
+    const other = addTenant(h.service);
+    await h.call("/webhooks", { json: hook });
+    const theirs = await h.call("/webhooks", { json: hook, key: other.key.key });
+    expect(theirs.status).toBe(201);
+    expect((await h.call("/webhooks")).body.data).toHaveLength(1);
+    expect((await h.call("/webhooks", { key: other.key.key })).body.data).toHaveLength(1);
+  });
+
+  it.each([
+    ["no body", undefined, "body"],
+    ["no url", { events: ["lead_captured"] }, "url"],
+    ["a url that is not a URL", { url: "not a url", events: ["lead_captured"] }, "url"],
+    ["a non-http scheme", { url: "ftp://example.com/x", events: ["lead_captured"] }, "url"],
+    ["a url of the wrong type", { url: 42, events: ["lead_captured"] }, "url"],
+    ["no events", { url: hook.url }, "events"],
+    ["empty events", { url: hook.url, events: [] }, "events"],
+    ["an unknown event", { url: hook.url, events: ["lead_captured", "order_paid"] }, "events.1"],
+    ["events that are not a list", { url: hook.url, events: "lead_captured" }, "events"],
+    ["an empty name", { ...hook, name: "  " }, "name"],
+  ])("422 for %s", async (_, json, field) => {
+    h = await startHarness();
+    const res = await h.call("/webhooks", json === undefined ? { method: "POST" } : { json });
+    expect(res.status).toBe(422);
+    expect(res.body.success).toBe(false);
+    expect(res.body.errors[field]).toEqual([expect.any(String)]);
+    expect((await h.call("/webhooks")).body.data).toEqual([]);
+  });
+
+  it.each([
+    "http://127.0.0.1:8080/hook",
+    "http://2130706433/",
+    "http://0x7f.0.0.1/",
+    "http://10.0.0.8/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://192.168.1.20/hook",
+    "http://100.64.0.9/",
+    "http://[::1]/hook",
+    "http://localhost:3000/hook",
+  ])("refuses %s by default (422 on url)", async (url) => {
+    h = await startHarness();
+    const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.url).toEqual([expect.stringMatching(/not allowed|IPv4 only/)]);
+  });
+
+  it("accepts private addresses when the service allows private networks", async () => {
+    h = await startHarness({ webhooks: { allowPrivateNetworks: true } });
+    expect((await h.call("/webhooks", { json: { url: "http://127.0.0.1:9/hook", events: ["lead_captured"] } })).status).toBe(201);
+    expect((await h.call("/webhooks", { json: { url: "http://[::1]:9/hook", events: ["lead_captured"] } })).status).toBe(422);
+  });
+
+  it("CHATSVC_WEBHOOKS_ALLOW_PRIVATE=1 allows them too", async () => {
+    h = await startHarness({ env: { CHATSVC_WEBHOOKS_ALLOW_PRIVATE: "1" } });
+    expect((await h.call("/webhooks", { json: { url: "http://localhost:9/hook", events: ["lead_captured"] } })).status).toBe(201);
+  });
+});
+
+describe("GET /webhooks", () => {
+  it("lists the organisation's webhooks with delivery statistics", async () => {
+    h = await startHarness();
+    const other = addTenant(h.service);
+    await h.call("/webhooks", { json: hook });
+    await h.call("/webhooks", { json: { url: "https://elsewhere.example.com/", events: ["lead_captured"] }, key: other.key.key });
+    const res = await h.call("/webhooks");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      data: [
+        {
+          id: expect.any(Number),
+          name: "CRM",
+          url: hook.url,
+          events: hook.events,
+          is_active: true,
+          total_triggers: 0,
+          failed_triggers: 0,
+          last_triggered_at: null,
+          created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+        },
+      ],
+    });
+  });
+
+  it("needs an API key", async () => {
+    h = await startHarness();
+    expect((await h.call("/webhooks", { key: null })).status).toBe(401);
+  });
+});
+
+describe("DELETE /webhooks/{id}", () => {
+  it("deletes the webhook", async () => {
+    h = await startHarness();
+    const { body } = await h.call("/webhooks", { json: hook });
+    const res = await h.call(`/webhooks/${body.data.id}`, { method: "DELETE" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, message: "Webhook deleted successfully" });
+    expect((await h.call("/webhooks")).body.data).toEqual([]);
+    expect((await h.call(`/webhooks/${body.data.id}`, { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("403 for another organisation's webhook (which survives), 404 for an unknown or malformed id", async () => {
+    h = await startHarness();
+    const other = addTenant(h.service);
+    const theirs = await h.call("/webhooks", { json: hook, key: other.key.key });
+    const res = await h.call(`/webhooks/${theirs.body.data.id}`, { method: "DELETE" });
+    expect(res.status).toBe(403);
+    expect(res.body.success).toBe(false);
+    expect((await h.call("/webhooks", { key: other.key.key })).body.data).toHaveLength(1);
+    expect((await h.call("/webhooks/999999", { method: "DELETE" })).status).toBe(404);
+    expect((await h.call("/webhooks/abc", { method: "DELETE" })).status).toBe(404);
+  });
+});
+
+describe("chatsvc webhooks list", () => {
+  it("prints every webhook, or one organisation's with --org", async () => {
+    h = await startHarness();
+    const other = addTenant(h.service);
+    await h.service.webhooks.register(h.tenant.organization.id, { url: "https://a.example.com/", events: ["lead_captured"] });
+    await h.service.webhooks.register(other.organization.id, { url: "https://b.example.com/", events: ["message_received"] });
+    const run = async (...args: string[]) => {
+      const out: string[] = [];
+      const write = process.stdout.write;
+      process.stdout.write = ((chunk: string) => out.push(chunk) > 0) as typeof process.stdout.write;
+      try {
+        await createProgram().exitOverride().parseAsync(["node", "chatsvc", "--db", h.dbFile, "webhooks", "list", ...args]);
+      } finally {
+        process.stdout.write = write;
+      }
+      return out.join("");
+    };
+    const all = JSON.parse(await run("--json"));
+    expect(all.map((w: { url: string }) => w.url)).toEqual(["https://a.example.com/", "https://b.example.com/"]);
+    const mine = JSON.parse(await run("--json", "--org", String(other.organization.id)));
+    expect(mine).toEqual([expect.objectContaining({ url: "https://b.example.com/", events: ["message_received"], total_triggers: 0, failed_triggers: 0 })]);
+    expect(JSON.stringify(mine)).not.toContain("whsec_");
+    const table = await run();
+    expect(table).toMatch(/total_triggers/);
+    expect(table).toContain("https://a.example.com/");
+  });
+});

@@ -1,0 +1,53 @@
+import type { DomainEvent, EventAction } from "../../../src/core/events.js";
+import { internalsOf, type ChatService } from "../../../src/service.js";
+
+const agent = { id: 1, name: "Demo", slug: "demo" };
+const at = "2025-01-02T03:04:05.000Z";
+
+/** Payloads of the four events in the shapes DESIGN.md fixes. */
+export function sampleEvent(name: DomainEvent["name"], organizationId: number, id = 1): DomainEvent {
+  const conversation = {
+    id,
+    session_id: `api_session_${id}`,
+    status: "active" as const,
+    source: "api",
+    source_url: null,
+    agent,
+    visitor: { name: "Ada", email: "ada@example.com", ip: "203.0.113.7", country: "GB" },
+    started_at: at,
+    created_at: at,
+  };
+  switch (name) {
+    case "conversation_started":
+      return { name, organizationId, data: conversation };
+    case "conversation_ended":
+      return { name, organizationId, data: { ...conversation, status: "ended", ended_at: at, duration_seconds: 42, message_count: 4 } };
+    case "message_received":
+      return { name, organizationId, data: { id, conversation_id: 7, session_id: "api_session_7", role: "user", content: "Hello?", agent, created_at: at } };
+    case "lead_captured":
+      return {
+        name,
+        organizationId,
+        data: {
+          id,
+          name: "Ada",
+          email: "ada@example.com",
+          phone: "+44 20 7946 0000",
+          company: null,
+          message: "Call me",
+          source: "api",
+          source_url: null,
+          agent,
+          conversation_id: 7,
+          session_id: "api_session_7",
+          created_at: at,
+        },
+      };
+  }
+}
+
+/** Emits an event the way the core does: inside a write transaction, through the service's event bus. */
+export function emit(service: ChatService, event: DomainEvent): EventAction {
+  const { db, events } = internalsOf(service);
+  return events.transaction(db, (_tx, fire) => fire(event));
+}
