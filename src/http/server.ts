@@ -4,6 +4,8 @@ import { H3 } from "h3";
 import { toNodeHandler } from "h3/node";
 import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
+import { createWidgetApp } from "../widget/app.js";
+import { DEMO_SLUG, demoPage } from "../widget/demo-page.js";
 import { createApiApp, envelopeErrors, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { toErrorEnvelope } from "./errors.js";
 
@@ -26,13 +28,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The app `chatsvc serve` runs: the API under `/api/v1`. */
+/**
+ * The app `chatsvc serve` runs: the API under `/api/v1`, the widget
+ * (`/widget.js`, `/widget/{slug}/...`) and, at `/`, a page embedding the
+ * `demo` chatbot's widget, which works on this server's own origin unconfigured.
+ */
 export function createServerApp(service: ChatService, options: ApiAppOptions = {}): H3 {
   const reporter = options.onUnexpectedError ?? reportUnexpected;
   // The config hook also catches what h3 rejects before any middleware runs (malformed URLs).
   const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
     .use(envelopeErrors(reporter))
-    .mount("/api/v1", createApiApp(service, options));
+    .mount("/api/v1", createApiApp(service, options))
+    .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG] }));
+  app.get("/", (event) => demoPage(event, service));
   app.all("/**", (event) => {
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   });

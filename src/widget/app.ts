@@ -1,0 +1,157 @@
+import { H3, getRouterParam, type H3Event } from "h3";
+import { MAX_MESSAGE_CHARS } from "../core/chat.js";
+import type { Chatbot } from "../core/chatbots.js";
+import { ChatsvcError } from "../core/errors.js";
+import { reportUnexpected } from "../http/app.js";
+import { readJsonBody } from "../http/body.js";
+import { ok } from "../http/envelope.js";
+import { toErrorEnvelope, type HttpErrorReporter } from "../http/errors.js";
+import { looseId, visitorContext } from "../http/routes/conversations.js";
+import { streamReply, wantsEventStream } from "../http/sse.js";
+import type { ChatService } from "../service.js";
+import { allowPreflight } from "./cors.js";
+import { createWidgetGuard, type Admitted } from "./guard.js";
+import { loadWidgetScript, serveWidgetScript } from "./script.js";
+import { createWidgetTokens, widgetSecret } from "./token.js";
+import { forVisitor, toVisitorError } from "./visitor-view.js";
+
+export interface WidgetAppOptions {
+  /**
+   * Chatbots whose widget also works on pages of this server's own origin,
+   * whatever their `allowed_origins` say (`serve` lists `demo`, for its demo
+   * page). Default none: every page needs its origin listed.
+   */
+  sameOriginSlugs?: string[];
+  /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
+  onUnexpectedError?: HttpErrorReporter;
+}
+
+/** `GET /widget/{slug}/config` data: what the widget needs to draw itself, nothing an owner keeps private. */
+export interface WidgetConfig {
+  slug: string;
+  display_name: string;
+  greeting_message: string;
+  placeholder_text: string;
+  language: string;
+  appearance: Chatbot["appearance"];
+  branding: ReturnType<ChatService["branding"]>;
+  message_max_chars: number;
+}
+
+type Handler = (event: H3Event, admitted: Admitted) => unknown;
+
+/**
+ * The public widget surface as an h3 v2 app: `GET /widget.js` and the JSON/SSE
+ * endpoints under `/widget/{slug}/...` the script calls. No API key: each
+ * chatbot's `allowed_origins` decide which websites may use it, a signed
+ * token scopes a visitor to their one conversation, and per-IP and
+ * per-visitor limits answer 429. The handlers call the same service methods
+ * as the API, so conversations count credits and fire webhooks alike
+ * (with `source: "widget"`). Mount it at the root, or under a prefix.
+ *
+ * @example
+ * import { H3 } from "h3";
+ * import { createApiApp, createWidgetApp } from "chatsvc/h3";
+ * const app = new H3().mount("/api/v1", createApiApp(service)).mount("/", createWidgetApp(service));
+ * // <script src="https://chat.example.com/widget.js" data-chatbot="support" async></script>
+ */
+export function createWidgetApp(service: ChatService, { sameOriginSlugs = [], onUnexpectedError = reportUnexpected }: WidgetAppOptions = {}): H3 {
+  loadWidgetScript();
+  const tokens = createWidgetTokens(widgetSecret(service), { ttlSeconds: service.config.widget.tokenTtlSeconds });
+  const guard = createWidgetGuard(service, tokens, { sameOriginSlugs: new Set(sameOriginSlugs) });
+  const app = new H3();
+
+  // Sub-app middleware would run for every path of an app mounted at the root,
+  // so each handler answers its own errors, keeping the CORS headers on them.
+  const respond = async (event: H3Event, work: () => unknown) => {
+    event.res.headers.set("vary", "origin");
+    event.res.headers.set("cache-control", "no-store");
+    try {
+      return await work();
+    } catch (error) {
+      return toVisitorError(toErrorEnvelope(error, event, onUnexpectedError));
+    }
+  };
+  const route = (method: "GET" | "POST", path: string, handler: Handler) =>
+    app.on(method, path, (event) => respond(event, () => handler(event, guard.admit(event, getRouterParam(event, "slug", { decode: true }) ?? ""))));
+  /** A route addressing one conversation: the visitor's token must be for it. */
+  const visitorRoute = (method: "GET" | "POST", path: string, handler: (event: H3Event, admitted: Admitted, conversationId: number) => unknown) =>
+    route(method, path, (event, admitted) => handler(event, admitted, guard.conversation(event, admitted, looseId(getRouterParam(event, "id")))));
+
+  app.get("/widget.js", serveWidgetScript);
+  // Registered explicitly: a mounting app's catch-all route would otherwise take HEAD before h3 falls back to GET.
+  app.on("HEAD", "/widget.js", serveWidgetScript);
+
+  app.options("/widget/:slug/**", (event) =>
+    respond(event, () => {
+      allowPreflight(event, guard.admitOrigin(event, getRouterParam(event, "slug", { decode: true }) ?? "").origin);
+      event.res.status = 204;
+      return null;
+    }),
+  );
+
+  route("GET", "/widget/:slug/config", (_event, { bot }) => ok(toWidgetConfig(service, bot)));
+
+  route("POST", "/widget/:slug/conversations", async (event, { bot }) => {
+    const { visitorId, pageUrl } = startInput(await readJsonBody(event));
+    const context = visitorContext(event, service);
+    const started = service.conversations.start(bot.organization_id, bot.slug, { visitor_id: visitorId as string | undefined }, { ...context, sourceUrl: pageUrl ?? context.sourceUrl, source: "widget" });
+    event.res.status = 201;
+    const { token, expires_at } = tokens.issue(started.conversation_id, bot.id);
+    return ok({ ...started, token, token_expires_at: expires_at });
+  });
+
+  visitorRoute("GET", "/widget/:slug/conversations/:id", (_event, { bot }, id) => ok(service.conversations.history(bot.organization_id, bot.slug, id)));
+
+  visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
+    const pending = forVisitor(service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
+    if (wantsEventStream(event)) return streamReply(event, pending);
+    return ok((await pending.answer()).data);
+  });
+
+  visitorRoute("POST", "/widget/:slug/conversations/:id/messages/rate", async (event, { bot }, id) =>
+    ok(service.chat.rate(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never)),
+  );
+
+  visitorRoute("POST", "/widget/:slug/conversations/:id/leads", async (event, { bot }, id) => {
+    const lead = service.leads.capture(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
+    event.res.status = 201;
+    return ok(lead);
+  });
+
+  visitorRoute("POST", "/widget/:slug/conversations/:id/end", (_event, { bot }, id) => ok(service.conversations.end(bot.organization_id, bot.slug, id)));
+
+  app.all("/widget/**", (event) =>
+    respond(event, () => {
+      throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
+    }),
+  );
+  return app;
+}
+
+function toWidgetConfig(service: ChatService, bot: Chatbot): WidgetConfig {
+  return {
+    slug: bot.slug,
+    display_name: bot.display_name,
+    greeting_message: bot.greeting_message,
+    placeholder_text: bot.placeholder_text,
+    language: bot.language,
+    appearance: bot.appearance,
+    branding: service.branding(bot.organization_id),
+    message_max_chars: MAX_MESSAGE_CHARS,
+  };
+}
+
+/**
+ * The widget's start body: an optional `visitor_id` (checked by the service)
+ * and the page the chat runs on. Cross-origin requests carry only the origin
+ * in `Referer`, so the script sends the full page URL; a value that is not an
+ * http(s) URL is ignored rather than refused, as it is only analytics.
+ */
+function startInput(input: unknown): { visitorId: unknown; pageUrl: string | undefined } {
+  if (input === undefined) return { visitorId: undefined, pageUrl: undefined };
+  if (input === null || typeof input !== "object" || Array.isArray(input)) throw ChatsvcError.validation({ body: ["The request body must be a JSON object."] });
+  const { visitor_id: visitorId, page_url: page } = input as Record<string, unknown>;
+  const pageUrl = typeof page === "string" && page.length <= 2048 && /^https?:\/\//i.test(page) && URL.canParse(page) ? page : undefined;
+  return { visitorId, pageUrl };
+}

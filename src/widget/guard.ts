@@ -1,0 +1,75 @@
+import { getRequestIP, type H3Event } from "h3";
+import type { Chatbot } from "../core/chatbots.js";
+import { ChatsvcError } from "../core/errors.js";
+import type { ChatService } from "../service.js";
+import { allowOrigin, checkOrigin, WIDGET_TOKEN_HEADER, type RequestOrigin } from "./cors.js";
+import { createRateLimiter, type RateDecision } from "./rate-limit.js";
+import type { WidgetTokens } from "./token.js";
+
+/** A widget request that passed the chatbot's origin policy and the per-IP limit. */
+export interface Admitted {
+  bot: Chatbot;
+  origin: RequestOrigin;
+}
+
+export interface WidgetGuard {
+  /** The chatbot of `slug` and the request's origin, or 403. Sets the CORS answer. */
+  admitOrigin(event: H3Event, slug: string): Admitted;
+  /** {@link admitOrigin}, then the per-IP rate limit (429). */
+  admit(event: H3Event, slug: string): Admitted;
+  /**
+   * The visitor's conversation: the token must be genuine (401) and name this
+   * chatbot and this conversation (404, as for a conversation that does not
+   * exist, so a token reveals nothing about other conversations); then the
+   * per-visitor rate limit (429).
+   */
+  conversation(event: H3Event, admitted: Admitted, conversationId: number): number;
+}
+
+/**
+ * The access rules of the public widget surface, which has no API key:
+ * unknown or inactive chatbot 403, origin not allowed 403, too many requests
+ * from one IP or for one conversation 429 with `Retry-After`.
+ *
+ * @example
+ * const guard = createWidgetGuard(service, tokens, { sameOriginSlugs: new Set(["demo"]) });
+ * const { bot } = guard.admit(event, "demo");
+ */
+export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { sameOriginSlugs }: { sameOriginSlugs: ReadonlySet<string> }): WidgetGuard {
+  const { ipRatePerMinute, visitorRatePerMinute } = service.config.widget;
+  const perIp = createRateLimiter({ capacity: ipRatePerMinute, refillPerSecond: ipRatePerMinute / 60 });
+  const perVisitor = createRateLimiter({ capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 });
+
+  const admitOrigin = (event: H3Event, slug: string): Admitted => {
+    const bot = service.chatbots.find(slug);
+    if (!bot || !bot.is_active) throw ChatsvcError.forbidden("Chatbot not found or not active");
+    const origin = checkOrigin(event, bot, sameOriginSlugs);
+    allowOrigin(event, origin);
+    return { bot, origin };
+  };
+
+  return {
+    admitOrigin,
+
+    admit(event, slug) {
+      const admitted = admitOrigin(event, slug);
+      const ip = getRequestIP(event, { xForwardedFor: service.config.trustProxy }) ?? "unknown";
+      refuseWhenSpent(perIp.take(`ip:${ip}`));
+      return admitted;
+    },
+
+    conversation(event, { bot }, conversationId) {
+      const claims = tokens.verify(event.req.headers.get(WIDGET_TOKEN_HEADER));
+      if (claims.chatbot_id !== bot.id || claims.conversation_id !== conversationId) throw ChatsvcError.notFound("Conversation not found");
+      refuseWhenSpent(perVisitor.take(`conversation:${conversationId}`));
+      return conversationId;
+    },
+  };
+}
+
+function refuseWhenSpent(decision: RateDecision): void {
+  if (decision.ok) return;
+  throw new ChatsvcError(429, `Too many requests; try again in ${decision.retryAfterSeconds} s`, {
+    headers: { "retry-after": String(decision.retryAfterSeconds) },
+  });
+}

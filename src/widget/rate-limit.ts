@@ -1,0 +1,88 @@
+/** What {@link RateLimiter.take} decided. */
+export interface RateDecision {
+  /** True when the request may go ahead. */
+  ok: boolean;
+  /** Whole requests left in the bucket after this one. */
+  remaining: number;
+  /** Milliseconds until the bucket is full again. */
+  resetMs: number;
+  /** Seconds to wait before a refused request can succeed; 0 when `ok`. */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Takes `cost` tokens (default 1) from `key`'s bucket, if it holds that many. */
+  take(key: string, cost?: number): RateDecision;
+  /** Buckets held in memory (for tests and metrics). */
+  readonly size: number;
+}
+
+export interface RateLimiterOptions {
+  /** Largest burst: a new or idle key may make this many requests at once. */
+  capacity: number;
+  /** Tokens added back per second. */
+  refillPerSecond: number;
+  /** Most buckets kept; the least recently used go first beyond it. Default 10 000. */
+  maxKeys?: number;
+  /** Clock in milliseconds; tests pass a fake one. Default `performance.now`. */
+  now?: () => number;
+}
+
+interface Bucket {
+  tokens: number;
+  updated: number;
+}
+
+/**
+ * An in-memory token bucket per key (an IP address, a visitor, an API key).
+ * Memory stays bounded: a bucket that has refilled completely behaves exactly
+ * like a missing one, so idle buckets are dropped as they are found, and at
+ * most `maxKeys` are kept (least recently used evicted first).
+ *
+ * @example
+ * const perIp = createRateLimiter({ capacity: 60, refillPerSecond: 1 });
+ * const decision = perIp.take("192.0.2.7");
+ * if (!decision.ok) throw new ChatsvcError(429, "Too many requests", { headers: { "retry-after": String(decision.retryAfterSeconds) } });
+ */
+export function createRateLimiter({ capacity, refillPerSecond, maxKeys = 10_000, now = () => performance.now() }: RateLimiterOptions): RateLimiter {
+  if (!(capacity >= 1) || !(refillPerSecond > 0) || !(maxKeys >= 1)) {
+    throw new RangeError("createRateLimiter: capacity and maxKeys must be at least 1 and refillPerSecond above 0");
+  }
+  const perMs = refillPerSecond / 1000;
+  // A Map iterates in insertion order; re-inserting on every use makes it least-recently-used first.
+  const buckets = new Map<string, Bucket>();
+
+  const level = (bucket: Bucket, at: number) => Math.min(capacity, bucket.tokens + (at - bucket.updated) * perMs);
+
+  const sweep = (at: number) => {
+    // Checking the two oldest buckets per call retires idle ones at the rate new ones arrive.
+    let checked = 0;
+    for (const [key, bucket] of buckets) {
+      if (checked++ === 2) break;
+      if (level(bucket, at) >= capacity) buckets.delete(key);
+    }
+    while (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
+  };
+
+  return {
+    take(key, cost = 1) {
+      const at = now();
+      const found = buckets.get(key);
+      const bucket = found ? { tokens: level(found, at), updated: at } : { tokens: capacity, updated: at };
+      const ok = bucket.tokens >= cost;
+      if (ok) bucket.tokens -= cost;
+      buckets.delete(key);
+      buckets.set(key, bucket);
+      sweep(at);
+      return {
+        ok,
+        remaining: Math.floor(bucket.tokens),
+        resetMs: Math.ceil((capacity - bucket.tokens) / perMs),
+        retryAfterSeconds: ok ? 0 : Math.max(1, Math.ceil((cost - bucket.tokens) / perMs / 1000)),
+      };
+    },
+    get size() {
+      return buckets.size;
+    },
+  };
+}
