@@ -27,6 +27,21 @@ export interface WidgetOptions {
   tokenTtlSeconds?: number;
 }
 
+/** Limits of the REST API, each in requests per minute, in bursts of up to as many; 0 turns one off. */
+export interface RateLimitOptions {
+  /** Requests with one API key (env `CHATSVC_RATE_LIMIT_PER_KEY`). Default 300. */
+  perKeyPerMinute?: number;
+  /** Requests from one client IP, with or without a key (env `CHATSVC_RATE_LIMIT_PER_IP`). Default 600. */
+  perIpPerMinute?: number;
+  /** Failed authentications from one client IP; when spent, that IP cannot authenticate until it refills (env `CHATSVC_RATE_LIMIT_FAILED_AUTH`). Default 30. */
+  failedAuthPerIpPerMinute?: number;
+}
+
+/** How much the HTTP layer logs: `debug` adds health checks, `info` every request, `warn` and `error` only failures. */
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+
 export interface RetrievalOptions {
   /** Chunks handed to the model. Default 6. */
   k?: number;
@@ -69,6 +84,10 @@ export interface ChatServiceOptions {
   chunking?: ChunkingOptions;
   /** The embeddable widget's rate limits and visitor tokens. */
   widget?: WidgetOptions;
+  /** The REST API's rate limits, or `false` for none (env `CHATSVC_RATE_LIMIT=off`). */
+  rateLimit?: RateLimitOptions | false;
+  /** Log level of the HTTP layer's JSON lines (env `CHATSVC_LOG_LEVEL`). Default `info`. */
+  logLevel?: LogLevel;
   /** Take the client IP from `X-Forwarded-For` (env `CHATSVC_TRUST_PROXY=1`). Default false. */
   trustProxy?: boolean;
   /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
@@ -95,6 +114,9 @@ export interface ResolvedConfig {
   retrieval: Required<RetrievalOptions>;
   chunking: Required<ChunkingOptions>;
   widget: Required<WidgetOptions>;
+  /** 0 means that limit is off. */
+  rateLimit: Required<RateLimitOptions>;
+  logLevel: LogLevel;
   trustProxy: boolean;
   countryHeader: string;
   busyTimeoutMs: number;
@@ -194,12 +216,38 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
       visitorRatePerMinute: int("widget.visitorRatePerMinute", options.widget?.visitorRatePerMinute ?? env.CHATSVC_WIDGET_VISITOR_RATE, 30, 1),
       tokenTtlSeconds: int("widget.tokenTtlSeconds", options.widget?.tokenTtlSeconds, 43_200, 1),
     },
+    rateLimit: rateLimitsOf(options.rateLimit, env, int, bool),
+    logLevel: logLevelOf(options.logLevel ?? env.CHATSVC_LOG_LEVEL, fail),
     trustProxy: options.trustProxy ?? bool("trustProxy", env.CHATSVC_TRUST_PROXY),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");
   return config;
+}
+
+function rateLimitsOf(
+  options: RateLimitOptions | false | undefined,
+  env: Record<string, string | undefined>,
+  int: (field: string, value: number | string | undefined, fallback: number, min: number) => number,
+  bool: (field: string, value: boolean | string | undefined) => boolean,
+): Required<RateLimitOptions> {
+  // `CHATSVC_RATE_LIMIT=off` reads as false, `on` (or unset) keeps the limits.
+  const enabled = options !== false && (env.CHATSVC_RATE_LIMIT === undefined || bool("rateLimit", env.CHATSVC_RATE_LIMIT));
+  if (!enabled) return { perKeyPerMinute: 0, perIpPerMinute: 0, failedAuthPerIpPerMinute: 0 };
+  return {
+    perKeyPerMinute: int("rateLimit.perKeyPerMinute", options?.perKeyPerMinute ?? env.CHATSVC_RATE_LIMIT_PER_KEY, 300, 0),
+    perIpPerMinute: int("rateLimit.perIpPerMinute", options?.perIpPerMinute ?? env.CHATSVC_RATE_LIMIT_PER_IP, 600, 0),
+    failedAuthPerIpPerMinute: int("rateLimit.failedAuthPerIpPerMinute", options?.failedAuthPerIpPerMinute ?? env.CHATSVC_RATE_LIMIT_FAILED_AUTH, 30, 0),
+  };
+}
+
+function logLevelOf(value: string | undefined, fail: (field: string, message: string) => void): LogLevel {
+  if (value === undefined || value === "") return "info";
+  const level = value.trim().toLowerCase() as LogLevel;
+  if (LOG_LEVELS.includes(level)) return level;
+  fail("logLevel", `logLevel must be one of ${LOG_LEVELS.join(", ")}; got "${value}"`);
+  return "info";
 }
 
 function parseDelays(raw: string | undefined, fail: (field: string, message: string) => void): number[] {

@@ -1,5 +1,5 @@
 export { createChatService, type ChatService } from "./service.js";
-export type { ChatServiceOptions, ResolvedConfig, BrandingOptions, WebhookOptions, RetrievalOptions, ChunkingOptions, WidgetOptions } from "./config.js";
+export type { ChatServiceOptions, ResolvedConfig, BrandingOptions, WebhookOptions, RetrievalOptions, ChunkingOptions, WidgetOptions, RateLimitOptions, LogLevel } from "./config.js";
 export { ChatsvcError, type FieldErrors } from "./core/errors.js";
 export { ModelError, isModelError, MODEL_FAILED_MESSAGE, type ModelFailureKind } from "./models/errors.js";
 export type { ChatModel, ChatRequest, ChatResult, PromptMessage } from "./models/types.js";

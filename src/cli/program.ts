@@ -5,6 +5,7 @@ import { registerIngest } from "./commands/ingest.js";
 import { registerInit } from "./commands/init.js";
 import { registerKb } from "./commands/kb.js";
 import { registerKeys } from "./commands/keys.js";
+import { registerOpenApi } from "./commands/openapi.js";
 import { registerOrgs } from "./commands/orgs.js";
 import { registerServe } from "./commands/serve.js";
 import { registerUsers } from "./commands/users.js";
@@ -30,6 +31,7 @@ export function createProgram(): Command {
   registerKb(program);
   registerCredits(program);
   registerWebhooks(program);
+  registerOpenApi(program);
   return program;
 }
 

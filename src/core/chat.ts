@@ -76,9 +76,12 @@ export interface PostMessageInput {
 
 export const MAX_MESSAGE_CHARS = 10_000;
 
-const sendSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }) });
-const rateSchema = body({ message_id: id("message_id"), rating: oneOf("rating", ["good", "bad"]) });
-const postSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }), role: oneOf("role", ["user", "assistant"]).optional() });
+/** Body of the send-message endpoint. */
+export const sendSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }) });
+/** Body of the rate endpoint. */
+export const rateSchema = body({ message_id: id("message_id"), rating: oneOf("rating", ["good", "bad"]) });
+/** Body of the account-level add-message endpoint. */
+export const postSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }), role: oneOf("role", ["user", "assistant"]).optional() });
 
 const ended = () => ChatsvcError.badRequest("Conversation has already ended");
 

@@ -110,7 +110,8 @@ const METADATA_MAX_BYTES = 16 * 1024;
 // Forms often send "" for a field left empty: that means absent, not an invalid value.
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? null : v), schema.nullish());
 
-const startSchema = body({
+/** Body of the start-conversation endpoint (all optional). */
+export const startSchema = body({
   visitor_id: optional(text("visitor_id", { max: 255 })),
   visitor_name: optional(text("visitor_name", { max: 255 })),
   visitor_email: optional(email("visitor_email")),
@@ -123,7 +124,8 @@ const startSchema = body({
     .nullish(),
 });
 
-const listSchema = z.object(
+/** Query of `GET /conversations`. */
+export const listSchema = z.object(
   { ...pageQueryShape, status: oneOf("status", ["active", "ended"]).optional() },
   { error: "The query must be an object." },
 );

@@ -66,8 +66,12 @@ const fields = {
   phone: field(text("phone", { max: 50 })),
   message: field(text("message", { max: 10_000 })),
 };
-const captureSchema = body(fields);
-const updateSchema = body({ ...fields, company: field(text("company", { max: 255 })) });
+/** Body of the chatbot leads endpoint. */
+export const captureSchema = body(fields);
+/** Body of `PUT /leads/{id}`. */
+export const updateSchema = body({ ...fields, company: field(text("company", { max: 255 })) });
+/** Query of `GET /leads`. */
+export const listSchema = z.object(pageQueryShape, { error: "The query must be an object." });
 
 const SELECT = `SELECT l.*, b.name AS agent_name, b.slug AS agent_slug, c.session_id
   FROM leads l JOIN chatbots b ON b.id = l.chatbot_id JOIN conversations c ON c.id = l.conversation_id`;
@@ -163,7 +167,7 @@ export function createLeads(db: Db, { chatbots, conversations, messages, events 
 
     /** Account level: leads of the organisation, newest first. */
     list(organizationId: number, query: PageQuery = {}): Page<Lead> {
-      const q = parse(z.object(pageQueryShape, { error: "The query must be an object." }), query);
+      const q = parse(listSchema, query);
       checkRange(q);
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;

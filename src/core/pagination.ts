@@ -50,7 +50,9 @@ const positive = (field: string, max: number) =>
         return z.NEVER;
       }
       return n;
-    });
+    })
+    // Query values arrive as strings; the document describes the integer they must spell.
+    .meta({ type: "integer", minimum: 1, maximum: max });
 
 // A full ISO 8601 date or date-time; `Date.parse` alone accepts too many shapes.
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -62,13 +64,17 @@ const timestamp = (field: string) =>
       return z.NEVER;
     }
     return new Date(t).toISOString();
-  });
+  }).meta({ description: "ISO 8601 date or date-time, e.g. 2025-01-31 or 2025-01-31T12:00:00Z" });
 
 /** The shared query schema of list endpoints; callers extend it with their own filters. */
 export const pageQueryShape = {
   page: positive("page", 1_000_000).optional(),
   per_page: positive("per_page", MAX_PER_PAGE).optional(),
-  chatbot: z.string({ error: "The chatbot field must be a chatbot slug." }).min(1, { message: "The chatbot field must be a chatbot slug." }).optional(),
+  chatbot: z
+    .string({ error: "The chatbot field must be a chatbot slug." })
+    .min(1, { message: "The chatbot field must be a chatbot slug." })
+    .meta({ description: "Only records of this chatbot (slug)" })
+    .optional(),
   since: timestamp("since").optional(),
   until: timestamp("until").optional(),
 };

@@ -30,14 +30,16 @@ export function text(field: string, { min = 0, max = 1000 }: TextRules = {}) {
       message: min <= 1 ? `The ${label(field)} field is required.` : `The ${label(field)} field must be at least ${min} characters.`,
       abort: true,
     })
-    .refine((s) => codePointLength(s) <= max, { message: `The ${label(field)} field must not be greater than ${max} characters.` });
+    .refine((s) => codePointLength(s) <= max, { message: `The ${label(field)} field must not be greater than ${max} characters.` })
+    // Refinements are invisible to JSON Schema; JSON Schema lengths count code points too.
+    .meta({ ...(min > 0 && { minLength: min }), maxLength: max });
 }
 
 /** An e-mail address (pragmatic: one `@`, a dot in the domain, no spaces). */
 export function email(field = "email") {
   return text(field, { max: 254 }).refine((s) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s), {
     message: `The ${label(field)} field must be a valid email address.`,
-  });
+  }).meta({ format: "email" });
 }
 
 /** A positive integer id, accepting only real JSON integers. */

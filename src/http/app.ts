@@ -3,21 +3,34 @@ import { ChatsvcError } from "../core/errors.js";
 import type { ChatService } from "../service.js";
 import { createAuthenticator } from "./auth.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
+import type { LogSink } from "./logger.js";
+import { createRequestGuards } from "./request-guards.js";
 import { allowedMethods, registerRoutes, type RouteDefinition } from "./router.js";
 import { accountRoutes } from "./routes/account.js";
 import { chatbotRoutes } from "./routes/chatbots.js";
 import { conversationRoutes } from "./routes/conversations.js";
 import { leadRoutes } from "./routes/leads.js";
+import { openApiRoute } from "./routes/openapi.js";
 import { sampleRoutes } from "./routes/samples.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
 export interface ApiAppOptions {
-  /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
+  /** Called with unexpected errors (the client sees a bare 500), besides the request's log line. Default: nothing more. */
   onUnexpectedError?: HttpErrorReporter;
+  /** Where the JSON log lines go (level from the service's `logLevel`). Default: stderr. */
+  logSink?: LogSink;
 }
 
 /** Every route of the API, relative to `/api/v1`. */
-export const apiRoutes: RouteDefinition[] = [...accountRoutes, ...chatbotRoutes, ...conversationRoutes, ...leadRoutes, ...sampleRoutes, ...webhookRoutes];
+export const apiRoutes: RouteDefinition[] = [
+  ...accountRoutes,
+  ...chatbotRoutes,
+  ...conversationRoutes,
+  ...leadRoutes,
+  ...sampleRoutes,
+  ...webhookRoutes,
+  openApiRoute(() => apiRoutes),
+];
 
 /**
  * The chatsvc REST API as an h3 v2 app whose routes are relative to `/api/v1`:
@@ -28,11 +41,14 @@ export const apiRoutes: RouteDefinition[] = [...accountRoutes, ...chatbotRoutes,
  * import { createApiApp } from "chatsvc/h3";
  * const app = new H3().mount("/api/v1", createApiApp(service));
  */
-export function createApiApp(service: ChatService, { onUnexpectedError = reportUnexpected }: ApiAppOptions = {}): H3 {
+export function createApiApp(service: ChatService, { onUnexpectedError = reportUnexpected, logSink }: ApiAppOptions = {}): H3 {
   const api = new H3();
-  // Sub-app config hooks are ignored once mounted; middleware is not.
+  const guards = createRequestGuards(service, { logSink });
+  // Sub-app config hooks are ignored once mounted; middleware is not. Logging wraps the envelope so it sees every status.
+  api.use(guards.logRequests);
   api.use(envelopeErrors(onUnexpectedError));
-  registerRoutes(api, service, apiRoutes, createAuthenticator(service));
+  api.use(guards.perIp);
+  registerRoutes(api, service, apiRoutes, guards.authenticate(createAuthenticator(service)));
   api.all("/**", (event: H3Event) => {
     // The catch-all sees the full path when mounted; its wildcard is the part under the API root.
     const allowed = allowedMethods(apiRoutes, `/${getRouterParams(event)._ ?? ""}`);
@@ -49,6 +65,5 @@ export function envelopeErrors(onUnexpectedError: HttpErrorReporter = reportUnex
   return onError((error, event) => toErrorEnvelope(error, event, onUnexpectedError));
 }
 
-export const reportUnexpected: HttpErrorReporter = (error, event) => {
-  console.error(`chatsvc: unexpected error on ${event.req.method} ${event.url.pathname}`, error);
-};
+/** The default reporter adds nothing: the request's JSON log line already carries the error, its stack and the request id. */
+export const reportUnexpected: HttpErrorReporter = () => {};

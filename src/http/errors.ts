@@ -1,6 +1,8 @@
 import { HTTPError, type H3Event } from "h3";
 import { ChatsvcError } from "../core/errors.js";
 import type { ErrorEnvelope } from "./envelope.js";
+import { recordRequestError } from "./logger.js";
+import { requestIdOf } from "./request-id.js";
 
 const STATUS_MESSAGES: Record<number, string> = {
   400: "Bad request",
@@ -24,9 +26,12 @@ export interface HttpErrorReporter {
  * The one place where errors become the envelope. A {@link ChatsvcError} keeps
  * its status, message, field errors and headers; h3's own errors (bad JSON,
  * body limits, malformed URLs) keep their status; anything else is an
- * unexpected 500 whose message is hidden and which is reported.
+ * unexpected 500 whose message is hidden and which is reported. Every error
+ * answer carries the request id, and the error is kept for the request's log line.
  */
 export function toErrorEnvelope(error: unknown, event: H3Event, report: HttpErrorReporter): ErrorEnvelope {
+  requestIdOf(event);
+  recordRequestError(event, error);
   const domain = findDomainError(error);
   if (domain) {
     event.res.status = domain.status;

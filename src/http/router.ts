@@ -1,4 +1,5 @@
 import { getRouterParams, type H3, type H3Event } from "h3";
+import { z } from "zod";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
@@ -18,15 +19,63 @@ export interface RouteContext {
   body(): Promise<unknown>;
 }
 
+/** What a route answers on success; the OpenAPI document and the response test read it. */
+export interface RouteResponse {
+  /** Success status, or statuses when it varies (e.g. created or updated). Default 200. */
+  status?: number | readonly number[];
+  description?: string;
+  /** Schema of `data`. */
+  data: z.ZodType;
+  /** Schema of `meta`, on the routes that always send one. */
+  meta?: z.ZodType;
+  /** Schema of `links`, on the routes that always send them. */
+  links?: z.ZodType;
+  /** The envelope's fixed `message`, on the routes that always send one. */
+  message?: string;
+  /** False when the body is `data` itself, not an envelope (the OpenAPI document). */
+  envelope?: false;
+}
+
+/**
+ * One endpoint: how it is matched, what it accepts and answers, and the
+ * handler. The schemas are the very objects the core validates with, so the
+ * OpenAPI document built from these definitions cannot drift from the server.
+ */
 export interface RouteDefinition {
   method: Method;
   /** h3 path relative to the API root, e.g. `/chatbots/:slug`. */
   path: string;
+  /** Stable operation name (OpenAPI `operationId`). */
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
   /** Default true: the route needs an API key. */
   auth?: boolean;
-  summary?: string;
+  /** A schema per `:name` in `path`, for the document (handlers read raw params). */
+  params?: Record<string, z.ZodType>;
+  /** Query parameters, as the core validates them. */
+  query?: z.ZodObject;
+  /** The request body, as the core validates it. */
+  body?: z.ZodType;
+  /** The body may be left out entirely. */
+  optionalBody?: true;
+  response: RouteResponse;
+  /** Also answers Server-Sent Events when the request sends `Accept: text/event-stream`. */
+  stream?: true;
+  /**
+   * Error statuses this route answers with what causes them, beyond those the
+   * document adds itself (401 with auth, 400/413/422 with a body, 422 with a query, 500).
+   */
+  errors?: Partial<Record<number, string>>;
   handler(ctx: RouteContext): unknown;
 }
+
+/** The `:slug` path parameter. */
+export const slugParam = z.string().meta({ description: "Chatbot slug" });
+
+/** An integer id path parameter, e.g. `idParam("Conversation")`. */
+export const idParam = (what: string) => z.int().positive().meta({ description: `${what} id` });
 
 /**
  * Registers routes on an h3 app and remembers them, so unmatched requests can

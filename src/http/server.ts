@@ -8,6 +8,8 @@ import { createWidgetApp } from "../widget/app.js";
 import { DEMO_SLUG, demoPage } from "../widget/demo-page.js";
 import { createApiApp, envelopeErrors, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { toErrorEnvelope } from "./errors.js";
+import { createHealthHandler, HEALTH_PATH } from "./health.js";
+import { createRequestLogging } from "./request-guards.js";
 
 export interface StartServerOptions extends ApiAppOptions {
   /** TCP port; 0 picks a free one. Default 3000. */
@@ -31,16 +33,22 @@ export interface RunningServer {
 /**
  * The app `chatsvc serve` runs: the API under `/api/v1`, the widget
  * (`/widget.js`, `/widget/{slug}/...`) and, at `/`, a page embedding the
- * `demo` chatbot's widget, which works on this server's own origin unconfigured.
+ * `demo` chatbot's widget, which works on this server's own origin unconfigured;
+ * `/healthz` for load balancers. Every answer carries `X-Request-Id` and is logged as one JSON line.
  */
 export function createServerApp(service: ChatService, options: ApiAppOptions = {}): H3 {
   const reporter = options.onUnexpectedError ?? reportUnexpected;
   // The config hook also catches what h3 rejects before any middleware runs (malformed URLs).
   const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
+    .use(createRequestLogging(service, options))
     .use(envelopeErrors(reporter))
     .mount("/api/v1", createApiApp(service, options))
     .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG] }));
   app.get("/", (event) => demoPage(event, service));
+  // Health at the root, outside the API: no key, no rate limit. HEAD too, which the catch-all below would take.
+  const health = createHealthHandler(service);
+  app.get(HEALTH_PATH, health);
+  app.on("HEAD", HEALTH_PATH, health);
   app.all("/**", (event) => {
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   });

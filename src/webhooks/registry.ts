@@ -47,7 +47,8 @@ export interface RegisteredWebhook {
 /** How long registration waits for DNS before accepting the URL (delivery checks again anyway). */
 const REGISTRATION_DNS_TIMEOUT_MS = 3_000;
 
-const registerSchema = body({
+/** Body of `POST /webhooks`. */
+export const registerSchema = body({
   url: text("url", { min: 1, max: 2048 }),
   events: z
     .array(oneOf("events", EVENT_NAMES), { error: "The events field must be a list of event names." })

@@ -60,7 +60,8 @@ export async function request(url: string, { key, json, headers, ...init }: Requ
 export async function startHarness(options: ChatServiceOptions = {}): Promise<Harness> {
   const { dir, cleanup } = tempDir();
   const dbFile = join(dir, "chatsvc.db");
-  const service = createChatService({ env: {}, ...options, db: dbFile });
+  // Request log lines at info would bury test output; failures (warn, error) still show.
+  const service = createChatService({ env: {}, logLevel: "warn", ...options, db: dbFile });
   const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;

@@ -9,10 +9,16 @@ export function registerServe(program: Command): void {
     .option("--port <port>", "TCP port", "3000")
     .option("--host <host>", "interface to bind", "127.0.0.1")
     .option("--allow-private-webhooks", "deliver webhooks to private and loopback addresses")
-    .action(async (opts: { port: string; host: string; allowPrivateWebhooks?: boolean }, cmd: Command) => {
+    .option("--shutdown-timeout <ms>", "on SIGTERM/SIGINT, longest wait for in-flight requests", "10000")
+    .action(async (opts: { port: string; host: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
+      const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
-      const [{ createChatService }, { startServer }] = await Promise.all([import("../../service.js"), import("../../http/server.js")]);
+      const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
+        import("../../service.js"),
+        import("../../http/server.js"),
+        import("../../http/logger.js"),
+      ]);
       const service = createChatService({
         ...(db && { db }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
@@ -20,22 +26,32 @@ export function registerServe(program: Command): void {
       try {
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
-        const server = await startServer(service, { port, host: opts.host });
+        const logger = createLogger({ level: service.config.logLevel });
+        const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${service.config.db})\n` +
             `Try: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
         );
         let stopping = false;
         const stop = async (signal: string) => {
-          if (stopping) return;
+          if (stopping) {
+            // A second signal means the operator will not wait: pending deliveries are in the outbox anyway.
+            logger.log("warn", "forced exit", { signal });
+            process.exit(1);
+          }
           stopping = true;
+          const started = performance.now();
           process.stdout.write(`\n${signal}: finishing in-flight requests...\n`);
+          logger.log("info", "shutting down", { signal, shutdown_timeout_ms: shutdownTimeoutMs });
+          // Stops accepting at once; in-flight requests get up to shutdownTimeoutMs, then their sockets are closed.
           await server.close();
+          // Writes the batched last_used_at times and gives deliveries in flight up to 2 s; the rest stay in the outbox for the next start.
           await service.close();
+          logger.log("info", "stopped", { signal, duration_ms: Math.round(performance.now() - started) });
           process.exit(0);
         };
-        process.once("SIGINT", () => void stop("SIGINT"));
-        process.once("SIGTERM", () => void stop("SIGTERM"));
+        process.on("SIGINT", () => void stop("SIGINT"));
+        process.on("SIGTERM", () => void stop("SIGTERM"));
       } catch (error) {
         await service.close();
         throw error;

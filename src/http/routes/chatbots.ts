@@ -1,11 +1,16 @@
+import { z } from "zod";
+import { chatbotDetailSchema, chatbotListItemSchema, chatbotListMetaSchema } from "../../core/schemas/index.js";
 import { ok } from "../envelope.js";
-import type { RouteDefinition } from "../router.js";
+import { slugParam, type RouteDefinition } from "../router.js";
 
 export const chatbotRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/chatbots",
+    operationId: "listChatbots",
+    tags: ["Chatbots"],
     summary: "List the organisation's active chatbots",
+    response: { data: z.array(chatbotListItemSchema), meta: chatbotListMetaSchema },
     handler: ({ service, principal }) => {
       const bots = service.chatbots.listActive(principal.organizationId);
       return ok(bots, { meta: { total: bots.length } });
@@ -14,7 +19,13 @@ export const chatbotRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/chatbots/:slug",
+    operationId: "getChatbot",
+    tags: ["Chatbots"],
     summary: "Chatbot configuration",
+    description: "Read it once at application start: names, greeting, placeholder, appearance and branding.",
+    params: { slug: slugParam },
+    response: { data: chatbotDetailSchema },
+    errors: { 403: "The slug names no chatbot of your organisation" },
     handler: ({ service, principal, params }) => ok(service.chatbots.detail(service.chatbots.resolve(principal.organizationId, params.slug!))),
   },
 ];

@@ -1,9 +1,24 @@
 import { getRequestIP, type H3Event } from "h3";
-import type { VisitorContext } from "../../core/conversations.js";
+import { z } from "zod";
+import { postSchema, rateSchema, sendSchema } from "../../core/chat.js";
+import { listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
 import { pageLinks } from "../../core/pagination.js";
+import {
+  conversationDetailSchema,
+  conversationHistorySchema,
+  conversationRecordSchema,
+  creditMetaSchema,
+  endedConversationSchema,
+  messageSchema,
+  pageLinksSchema,
+  pageMetaSchema,
+  ratingSchema,
+  replySchema,
+  startedConversationSchema,
+} from "../../core/schemas/index.js";
 import type { ChatService } from "../../service.js";
 import { ok } from "../envelope.js";
-import type { RouteContext, RouteDefinition } from "../router.js";
+import { idParam, slugParam, type RouteContext, type RouteDefinition } from "../router.js";
 import { streamReply, wantsEventStream } from "../sse.js";
 
 /**
@@ -44,18 +59,47 @@ const created = <T>(ctx: RouteContext, value: T) => {
   return value;
 };
 
+const SLUG_403 = { 403: "The slug names no chatbot of your organisation" };
+const CONVERSATION_404 = { 404: "The conversation does not exist or belongs to another chatbot" };
+const chatbotConversation = { slug: slugParam, id: idParam("Conversation") };
+const ACCOUNT_CONVERSATION = { 403: "The conversation belongs to another organisation", 404: "The conversation does not exist" };
+
 export const conversationRoutes: RouteDefinition[] = [
   {
     method: "POST",
     path: "/chatbots/:slug/conversations",
+    operationId: "startConversation",
+    tags: ["Chatbots"],
     summary: "Start a conversation",
+    description: "Keep `conversation_id` for the later calls. One conversation per visitor session can carry many messages. Fires `conversation_started`.",
+    params: { slug: slugParam },
+    body: startSchema,
+    optionalBody: true,
+    response: { status: 201, data: startedConversationSchema },
+    errors: { 403: "The slug names no active chatbot of your organisation" },
     handler: async (ctx) =>
       created(ctx, ok(ctx.service.conversations.start(ctx.principal.organizationId, ctx.params.slug!, (await ctx.body()) as never, visitorContext(ctx.event, ctx.service)))),
   },
   {
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages",
-    summary: "Send a visitor message and receive the AI reply (JSON, or Server-Sent Events with Accept: text/event-stream)",
+    operationId: "sendMessage",
+    tags: ["Chatbots"],
+    summary: "Send a visitor message and receive the AI reply",
+    description:
+      "Render `data.reply` as HTML, unmodified: it carries the branding element while branding is required. `meta` has the organisation's credits after this message. " +
+      "With `Accept: text/event-stream` the answer is Server-Sent Events instead: `delta` events `{text}` (Markdown as the model writes it), then one `done` event whose data is the JSON envelope below, or one `error` event carrying an error envelope. " +
+      "A 500 stores nothing and charges nothing: retry once. Fires `message_received`.",
+    params: chatbotConversation,
+    body: sendSchema,
+    stream: true,
+    response: { data: replySchema, meta: creditMetaSchema },
+    errors: {
+      ...SLUG_403,
+      ...CONVERSATION_404,
+      400: "The conversation has ended",
+      429: "The organisation's monthly credits are used up",
+    },
     handler: async ({ event, service, principal, params, body }) => {
       const pending = service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
       if (wantsEventStream(event)) return streamReply(event, pending);
@@ -66,14 +110,32 @@ export const conversationRoutes: RouteDefinition[] = [
   {
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/rate",
+    operationId: "rateMessage",
+    tags: ["Chatbots"],
     summary: "Rate an assistant message",
+    description: "Rating the same message again replaces its rating.",
+    params: chatbotConversation,
+    body: rateSchema,
+    response: { data: ratingSchema },
+    errors: { ...SLUG_403, 404: "The conversation, or an assistant message `message_id` in it, does not exist" },
     handler: async ({ service, principal, params, body }) =>
       ok(service.chat.rate(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never)),
   },
   {
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/:message_id/regenerate",
+    operationId: "regenerateMessage",
+    tags: ["Chatbots"],
     summary: "Replace the latest assistant reply with a new answer",
+    description: "The old reply is left out of history from then on. Charged like a message.",
+    params: { ...chatbotConversation, message_id: idParam("Assistant message") },
+    response: { data: replySchema, meta: creditMetaSchema },
+    errors: {
+      ...SLUG_403,
+      404: "The conversation or the assistant message does not exist",
+      400: "The conversation has ended, or the message is not the latest reply",
+      429: "The organisation's monthly credits are used up",
+    },
     handler: async ({ service, principal, params }) => {
       const { data, meta } = await service.chat.regenerate(principal.organizationId, params.slug!, looseId(params.id), looseId(params.message_id));
       return ok(data, { meta: { ...meta } });
@@ -82,19 +144,34 @@ export const conversationRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/chatbots/:slug/conversations/:id",
+    operationId: "getConversationHistory",
+    tags: ["Chatbots"],
     summary: "Conversation history",
+    params: chatbotConversation,
+    response: { data: conversationHistorySchema },
+    errors: { ...SLUG_403, ...CONVERSATION_404 },
     handler: ({ service, principal, params }) => ok(service.conversations.history(principal.organizationId, params.slug!, looseId(params.id))),
   },
   {
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/end",
-    summary: "End a conversation (idempotent)",
+    operationId: "endChatbotConversation",
+    tags: ["Chatbots"],
+    summary: "End a conversation",
+    description: "Idempotent: ending it again answers the same figures. The first call fires `conversation_ended`.",
+    params: chatbotConversation,
+    response: { data: endedConversationSchema },
+    errors: { ...SLUG_403, ...CONVERSATION_404 },
     handler: ({ service, principal, params }) => ok(service.conversations.end(principal.organizationId, params.slug!, looseId(params.id))),
   },
   {
     method: "GET",
     path: "/conversations",
-    summary: "List conversations, newest first (page, per_page, chatbot, since, until, status)",
+    operationId: "listConversations",
+    tags: ["Conversations"],
+    summary: "List conversations, newest first",
+    query: listSchema,
+    response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
       return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(event.url, page.meta) } });
@@ -103,19 +180,38 @@ export const conversationRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/conversations/:id",
+    operationId: "getConversation",
+    tags: ["Conversations"],
     summary: "One conversation with its messages",
+    params: { id: idParam("Conversation") },
+    response: { data: conversationDetailSchema },
+    errors: ACCOUNT_CONVERSATION,
     handler: ({ service, principal, params }) => ok(service.conversations.get(principal.organizationId, looseId(params.id))),
   },
   {
     method: "POST",
     path: "/conversations/:id/messages",
+    operationId: "addConversationMessage",
+    tags: ["Conversations"],
     summary: "Add a message to a conversation (no AI call)",
+    description:
+      "For a human operator's reply (`role` `assistant`, the default: Markdown, rendered and sanitised like AI replies) or a visitor message relayed from elsewhere (`role` `user`, which fires `message_received`). Not charged.",
+    params: { id: idParam("Conversation") },
+    body: postSchema,
+    response: { status: 201, data: messageSchema },
+    errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has ended" },
     handler: async (ctx) => created(ctx, ok(await ctx.service.chat.post(ctx.principal.organizationId, looseId(ctx.params.id), (await ctx.body()) as never))),
   },
   {
     method: "POST",
     path: "/conversations/:id/end",
-    summary: "End a conversation (400 when already ended)",
+    operationId: "endConversation",
+    tags: ["Conversations"],
+    summary: "End a conversation",
+    description: "Unlike the chatbot endpoint, ending an ended conversation is a 400. Fires `conversation_ended`.",
+    params: { id: idParam("Conversation") },
+    response: { data: endedConversationSchema },
+    errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has already ended" },
     handler: ({ service, principal, params }) => ok(service.conversations.endById(principal.organizationId, looseId(params.id))),
   },
 ];

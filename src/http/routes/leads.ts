@@ -1,13 +1,25 @@
+import { z } from "zod";
+import { captureSchema, listSchema, updateSchema } from "../../core/leads.js";
 import { pageLinks } from "../../core/pagination.js";
+import { capturedLeadSchema, leadDetailSchema, leadSchema, pageLinksSchema, pageMetaSchema } from "../../core/schemas/index.js";
 import { ok } from "../envelope.js";
-import type { RouteDefinition } from "../router.js";
+import { idParam, slugParam, type RouteDefinition } from "../router.js";
 import { listQuery, looseId } from "./conversations.js";
+
+const ACCOUNT_LEAD = { 403: "The lead belongs to another organisation", 404: "The lead does not exist" };
 
 export const leadRoutes: RouteDefinition[] = [
   {
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/leads",
-    summary: "Submit a lead (at least one of name, email, phone)",
+    operationId: "submitLead",
+    tags: ["Chatbots"],
+    summary: "Submit a lead",
+    description: "At least one of `name`, `email`, `phone` (else 422). The lead appears in `GET /leads`; fires `lead_captured`.",
+    params: { slug: slugParam, id: idParam("Conversation") },
+    body: captureSchema,
+    response: { status: 201, data: capturedLeadSchema },
+    errors: { 403: "The slug names no chatbot of your organisation", 404: "The conversation does not exist or belongs to another chatbot" },
     handler: async (ctx) => {
       const lead = ctx.service.leads.capture(ctx.principal.organizationId, ctx.params.slug!, looseId(ctx.params.id), (await ctx.body()) as never);
       ctx.event.res.status = 201;
@@ -17,7 +29,11 @@ export const leadRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/leads",
-    summary: "List leads, newest first (page, per_page, chatbot, since, until)",
+    operationId: "listLeads",
+    tags: ["Leads"],
+    summary: "List leads, newest first",
+    query: listSchema,
+    response: { data: z.array(leadSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.leads.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until"]));
       return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(event.url, page.meta) } });
@@ -26,13 +42,25 @@ export const leadRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/leads/:id",
+    operationId: "getLead",
+    tags: ["Leads"],
     summary: "One lead with its conversation transcript",
+    params: { id: idParam("Lead") },
+    response: { data: leadDetailSchema },
+    errors: ACCOUNT_LEAD,
     handler: ({ service, principal, params }) => ok(service.leads.get(principal.organizationId, looseId(params.id))),
   },
   {
     method: "PUT",
     path: "/leads/:id",
+    operationId: "updateLead",
+    tags: ["Leads"],
     summary: "Update a lead's name, email, phone, company or message",
+    description: "A partial update: fields left out (or empty) keep their value; at least one is required.",
+    params: { id: idParam("Lead") },
+    body: updateSchema,
+    response: { data: leadSchema },
+    errors: ACCOUNT_LEAD,
     handler: async ({ service, principal, params, body }) => ok(service.leads.update(principal.organizationId, looseId(params.id), (await body()) as never)),
   },
 ];

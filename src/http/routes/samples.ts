@@ -1,4 +1,5 @@
 import type { ConversationRecord } from "../../core/conversations.js";
+import { conversationRecordSchema, leadSchema } from "../../core/schemas/index.js";
 import type { Lead } from "../../core/leads.js";
 import { ok } from "../envelope.js";
 import type { RouteDefinition } from "../router.js";
@@ -41,6 +42,22 @@ export const SAMPLE_CONVERSATION: ConversationRecord = {
 };
 
 export const sampleRoutes: RouteDefinition[] = [
-  { method: "GET", path: "/sample/lead", summary: "A sample lead object, for testing integrations", handler: () => ok(SAMPLE_LEAD) },
-  { method: "GET", path: "/sample/conversation", summary: "A sample conversation object, for testing integrations", handler: () => ok(SAMPLE_CONVERSATION) },
+  {
+    method: "GET",
+    path: "/sample/lead",
+    operationId: "getSampleLead",
+    tags: ["Samples"],
+    summary: "A sample lead object, for testing integrations",
+    response: { data: leadSchema },
+    handler: () => ok(SAMPLE_LEAD),
+  },
+  {
+    method: "GET",
+    path: "/sample/conversation",
+    operationId: "getSampleConversation",
+    tags: ["Samples"],
+    summary: "A sample conversation object, for testing integrations",
+    response: { data: conversationRecordSchema },
+    handler: () => ok(SAMPLE_CONVERSATION),
+  },
 ];

@@ -1,9 +1,12 @@
+import { z } from "zod";
+import { deletedWebhookSchema, registeredWebhookSchema, webhookSchema, type ListedWebhook } from "../../core/schemas/index.js";
 import type { RegisterWebhookInput, Webhook } from "../../webhooks/index.js";
+import { registerSchema } from "../../webhooks/registry.js";
 import { ok } from "../envelope.js";
-import { pathId, type RouteDefinition } from "../router.js";
+import { idParam, pathId, type RouteDefinition } from "../router.js";
 
 /** The spec's webhook object: no owner id, no secret. */
-const toListed = (w: Webhook) => ({
+const toListed = (w: Webhook): ListedWebhook => ({
   id: w.id,
   name: w.name,
   url: w.url,
@@ -19,13 +22,23 @@ export const webhookRoutes: RouteDefinition[] = [
   {
     method: "GET",
     path: "/webhooks",
+    operationId: "listWebhooks",
+    tags: ["Webhooks"],
     summary: "List webhooks with delivery statistics",
+    response: { data: z.array(webhookSchema) },
     handler: ({ service, principal }) => ok(service.webhooks.list(principal.organizationId).map(toListed)),
   },
   {
     method: "POST",
     path: "/webhooks",
-    summary: "Register a webhook (the same URL updates it)",
+    operationId: "registerWebhook",
+    tags: ["Webhooks"],
+    summary: "Register a webhook",
+    description:
+      "201 with the signing `secret` (shown only now) when the URL is new; registering a URL the organisation already has updates that webhook (200, no secret). " +
+      "Deliveries are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature` headers): verify them with `verifyWebhook` from the chatsvc package.",
+    body: registerSchema,
+    response: { status: [201, 200], data: registeredWebhookSchema, message: "Webhook registered successfully" },
     handler: async ({ event, service, principal, body }) => {
       const { created, webhook, secret } = await service.webhooks.register(principal.organizationId, (await body()) as RegisterWebhookInput);
       event.res.status = created ? 201 : 200;
@@ -36,7 +49,12 @@ export const webhookRoutes: RouteDefinition[] = [
   {
     method: "DELETE",
     path: "/webhooks/:id",
+    operationId: "deleteWebhook",
+    tags: ["Webhooks"],
     summary: "Delete a webhook",
+    params: { id: idParam("Webhook") },
+    response: { data: deletedWebhookSchema, message: "Webhook deleted successfully" },
+    errors: { 403: "The webhook belongs to another organisation", 404: "The webhook does not exist" },
     handler: ({ service, principal, params }) => {
       const id = pathId(params.id, "Webhook not found");
       service.webhooks.delete(principal.organizationId, id);

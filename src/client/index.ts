@@ -1,0 +1,260 @@
+import { createFetch, type FetchResponse } from "ofetch";
+import type { CreditMeta, PostMessageInput, ReplyData } from "../core/chat.js";
+import type { ChatbotDetail, ChatbotListItem } from "../core/chatbots.js";
+import type {
+  ConversationDetail,
+  ConversationHistory,
+  ConversationListQuery,
+  ConversationRecord,
+  EndedConversation,
+  StartConversationInput,
+  StartedConversation,
+} from "../core/conversations.js";
+import { ChatsvcError } from "../core/errors.js";
+import type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
+import type { Message } from "../core/messages.js";
+import type { PageQuery } from "../core/pagination.js";
+import type { AccountInfo } from "../core/schemas/account.js";
+import type { ListedWebhook, RegisteredWebhookData } from "../core/schemas/webhooks.js";
+import type { RegisterWebhookInput } from "../webhooks/registry.js";
+import { readServerSentEvents } from "./sse.js";
+import type { Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
+
+export { ChatsvcError, type FieldErrors } from "../core/errors.js";
+export type { Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
+export { readServerSentEvents, type ServerSentEvent } from "./sse.js";
+export type { AccountInfo, ListedWebhook, RegisteredWebhookData };
+export type { ChatbotDetail, ChatbotListItem, Appearance } from "../core/chatbots.js";
+export type { Branding } from "../core/branding.js";
+export type { CreditMeta, PostMessageInput, RateInput, ReplyData } from "../core/chat.js";
+export type {
+  ConversationDetail,
+  ConversationHistory,
+  ConversationListQuery,
+  ConversationRecord,
+  EndedConversation,
+  StartConversationInput,
+  StartedConversation,
+} from "../core/conversations.js";
+export type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
+export type { Message, Source } from "../core/messages.js";
+export type { PageLinks, PageMeta, PageQuery } from "../core/pagination.js";
+export type { AgentRef, EventAction, EventName } from "../core/events.js";
+export type { RegisterWebhookInput } from "../webhooks/registry.js";
+
+export interface ClientOptions {
+  /** The API root, `/api/v1` included, e.g. `http://127.0.0.1:3000/api/v1`. */
+  baseUrl: string;
+  /** An API key (`sk_live_...`). Keep it on your server. */
+  apiKey: string;
+  /** The fetch to use. Default: the global one. */
+  fetch?: typeof globalThis.fetch;
+  /** Wait before the one retry after a 500, in ms. Default 500. */
+  retryDelayMs?: number;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+type Method = "GET" | "POST" | "PUT" | "DELETE";
+interface CallInit extends RequestOptions {
+  body?: unknown;
+  query?: object;
+}
+
+/**
+ * A typed client of the chatsvc API: one method per endpoint, resolving to
+ * the answer's envelope (`{success, data, meta?, links?}`) and throwing a
+ * {@link ChatsvcError} (status, message, field `errors`, details) otherwise.
+ *
+ * A 500 is retried once, for every method: the service stores nothing when it
+ * answers 500 (a failed send charges no credits and saves no message), so the
+ * retry cannot duplicate anything. Network failures are not retried, as the
+ * service may have acted on a request whose answer was lost.
+ *
+ * @example
+ * import { createClient } from "chatsvc/client";
+ * const chatsvc = createClient({ baseUrl: "http://127.0.0.1:3000/api/v1", apiKey: process.env.CHATSVC_API_KEY! });
+ * const { data: conversation } = await chatsvc.chatbots.startConversation("demo", { visitor_id: "v-42" });
+ * const { data: reply } = await chatsvc.chatbots.send("demo", conversation.conversation_id, "How do I install chatsvc?");
+ * console.log(reply.reply); // HTML: render it unmodified
+ */
+export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, headers = {} }: ClientOptions) {
+  const $fetch = createFetch({
+    ...(fetch && { fetch }),
+    defaults: {
+      baseURL: baseUrl.replace(/\/+$/, ""),
+      headers: { ...headers, authorization: `Bearer ${apiKey}` },
+      retry: false,
+      ignoreResponseError: true,
+    },
+  });
+
+  /** Sends a request, retrying once after a 500; `send` makes the actual attempt. */
+  const withRetry = async <R extends Response>(send: () => Promise<R>, signal: AbortSignal | undefined, consume: (res: R) => Promise<unknown>): Promise<R> => {
+    const first = await send();
+    if (first.status !== 500) return first;
+    await consume(first);
+    await delay(retryDelayMs, signal);
+    return send();
+  };
+
+  const call = async <T>(method: Method, path: string, { body, query, signal }: CallInit = {}): Promise<T> => {
+    const res = await withRetry(
+      () => $fetch.raw(path, { method, ...(body !== undefined && { body: body as Record<string, unknown> }), ...(query && { query: definedOnly(query) }), signal }),
+      signal,
+      async () => {},
+    );
+    if (res.ok) return res._data as T;
+    throw toChatsvcError(res, res._data);
+  };
+
+  /**
+   * Sends a visitor message asking for Server-Sent Events and yields the
+   * reply's text as it is written, then the complete answer.
+   */
+  async function* stream(slug: string, conversationId: number, message: string, { signal }: RequestOptions = {}): AsyncGenerator<ReplyStreamEvent, void, undefined> {
+    const res = await withRetry(
+      () =>
+        $fetch.raw(chatbotPath(slug, conversationId, "/messages"), {
+          method: "POST",
+          body: { message },
+          headers: { accept: "text/event-stream" },
+          responseType: "stream",
+          signal,
+        }),
+      signal,
+      (failed) => failed.body?.cancel() ?? Promise.resolve(),
+    );
+    if (!res.ok || !res.body || !/^text\/event-stream\b/i.test(res.headers.get("content-type") ?? "")) {
+      throw toChatsvcError(res, await readJson(res));
+    }
+    for await (const { event, data } of readServerSentEvents(res.body)) {
+      const payload = JSON.parse(data) as Record<string, unknown>;
+      if (event === "delta") yield { type: "delta", text: String(payload.text ?? "") };
+      else if (event === "done") {
+        const done = payload as unknown as OkWithMeta<ReplyData, CreditMeta>;
+        yield { type: "done", data: done.data, meta: done.meta };
+        return;
+      } else if (event === "error") {
+        // The status line was sent before the failure: the envelope is all there is, and failures mid-answer are the provider's.
+        throw toChatsvcError({ status: 500, statusText: "Internal Server Error", headers: res.headers }, payload);
+      }
+    }
+    throw new ChatsvcError(500, "The reply stream ended before the answer was complete");
+  }
+
+  const chatbotPath = (slug: string, conversationId?: number, rest = "") =>
+    `/chatbots/${encodeURIComponent(slug)}${conversationId === undefined ? "" : `/conversations/${idSegment(conversationId)}`}${rest}`;
+
+  return {
+    auth: {
+      /** Checks the key: the account it belongs to. */
+      test: (options?: RequestOptions) => call<Ok<AccountInfo>>("GET", "/auth/test", options),
+    },
+    chatbots: {
+      /** The organisation's active chatbots; `meta.total` counts them. */
+      list: (options?: RequestOptions) => call<OkWithMeta<ChatbotListItem[], { total: number }>>("GET", "/chatbots", options),
+      /** A chatbot's configuration: read it once at start. */
+      get: (slug: string, options?: RequestOptions) => call<Ok<ChatbotDetail>>("GET", chatbotPath(slug), options),
+      /** Opens a conversation; keep `conversation_id`. */
+      startConversation: (slug: string, visitor: StartConversationInput = {}, options?: RequestOptions) =>
+        call<Ok<StartedConversation>>("POST", `${chatbotPath(slug)}/conversations`, { ...options, body: visitor }),
+      /** Sends a visitor message; `data.reply` is HTML to render unmodified, `meta` the credits left. */
+      send: (slug: string, conversationId: number, message: string, options?: RequestOptions) =>
+        call<OkWithMeta<ReplyData, CreditMeta>>("POST", chatbotPath(slug, conversationId, "/messages"), { ...options, body: { message } }),
+      stream,
+      /** Rates an assistant message; rating it again replaces the rating. */
+      rate: (slug: string, conversationId: number, messageId: number, rating: "good" | "bad", options?: RequestOptions) =>
+        call<Ok<{ message_id: number; rating: "good" | "bad" }>>("POST", chatbotPath(slug, conversationId, "/messages/rate"), {
+          ...options,
+          body: { message_id: messageId, rating },
+        }),
+      /** Replaces the latest assistant reply with a new answer. */
+      regenerate: (slug: string, conversationId: number, messageId: number, options?: RequestOptions) =>
+        call<OkWithMeta<ReplyData, CreditMeta>>("POST", chatbotPath(slug, conversationId, `/messages/${idSegment(messageId)}/regenerate`), options),
+      /** The conversation's history (user text is plain: escape it; assistant content is HTML). */
+      history: (slug: string, conversationId: number, options?: RequestOptions) => call<Ok<ConversationHistory>>("GET", chatbotPath(slug, conversationId), options),
+      /** Ends the conversation; repeating it is safe. */
+      end: (slug: string, conversationId: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", chatbotPath(slug, conversationId, "/end"), options),
+      /** Stores the visitor's contact details (at least one of name, email, phone). */
+      submitLead: (slug: string, conversationId: number, lead: LeadInput, options?: RequestOptions) =>
+        call<Ok<CapturedLead>>("POST", chatbotPath(slug, conversationId, "/leads"), { ...options, body: lead }),
+    },
+    conversations: {
+      list: (query: ConversationListQuery = {}, options?: RequestOptions) => call<PageOf<ConversationRecord>>("GET", "/conversations", { ...options, query }),
+      get: (id: number, options?: RequestOptions) => call<Ok<ConversationDetail>>("GET", `/conversations/${idSegment(id)}`, options),
+      /** Adds a message without an AI call: an operator's reply (default role `assistant`, Markdown) or a relayed visitor message. */
+      addMessage: (id: number, input: PostMessageInput, options?: RequestOptions) =>
+        call<Ok<Message>>("POST", `/conversations/${idSegment(id)}/messages`, { ...options, body: input }),
+      /** Ends the conversation; a 400 when it had already ended. */
+      end: (id: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", `/conversations/${idSegment(id)}/end`, options),
+    },
+    leads: {
+      list: (query: PageQuery = {}, options?: RequestOptions) => call<PageOf<Lead>>("GET", "/leads", { ...options, query }),
+      get: (id: number, options?: RequestOptions) => call<Ok<LeadDetail>>("GET", `/leads/${idSegment(id)}`, options),
+      /** Partial update: fields left out keep their value. */
+      update: (id: number, patch: LeadUpdateInput, options?: RequestOptions) => call<Ok<Lead>>("PUT", `/leads/${idSegment(id)}`, { ...options, body: patch }),
+    },
+    webhooks: {
+      list: (options?: RequestOptions) => call<Ok<ListedWebhook[]>>("GET", "/webhooks", options),
+      /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */
+      register: (input: RegisterWebhookInput, options?: RequestOptions) => call<Ok<RegisteredWebhookData>>("POST", "/webhooks", { ...options, body: input }),
+      delete: (id: number, options?: RequestOptions) => call<Ok<{ id: number }>>("DELETE", `/webhooks/${idSegment(id)}`, options),
+    },
+    samples: {
+      lead: (options?: RequestOptions) => call<Ok<Lead>>("GET", "/sample/lead", options),
+      conversation: (options?: RequestOptions) => call<Ok<ConversationRecord>>("GET", "/sample/conversation", options),
+    },
+    /** The API's OpenAPI 3.1 document. */
+    openapi: (options?: RequestOptions) => call<{ openapi: string } & Record<string, unknown>>("GET", "/openapi.json", options),
+  };
+}
+
+export type ChatsvcClient = ReturnType<typeof createClient>;
+
+/** An id as a path segment; anything but a positive integer would address another resource. */
+function idSegment(id: number): string {
+  if (!Number.isSafeInteger(id) || id < 1) throw new TypeError(`chatsvc: expected a positive integer id, got ${String(id)}`);
+  return String(id);
+}
+
+const definedOnly = (query: object) => Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null));
+
+async function readJson(res: FetchResponse<unknown>): Promise<unknown> {
+  const text = res.body ? await new Response(res.body).text() : "";
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The service's error envelope as a ChatsvcError; anything else (a proxy's HTML page) keeps just the status. */
+function toChatsvcError(res: Pick<Response, "status" | "statusText" | "headers">, body: unknown): ChatsvcError {
+  const retryAfter = res.headers.get("retry-after");
+  const headers = retryAfter === null ? undefined : { "retry-after": retryAfter };
+  if (body !== null && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {
+    const { success: _, message, errors, ...details } = body as { success?: boolean; message: string; errors?: Record<string, string[]> };
+    return new ChatsvcError(res.status, message, {
+      ...(errors && { errors }),
+      ...(Object.keys(details).length > 0 && { details }),
+      ...(headers && { headers }),
+    });
+  }
+  return new ChatsvcError(res.status, res.statusText || `Request failed with status ${res.status}`, headers && { headers });
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,29 @@
+import type { CreditMeta, ReplyData } from "../core/chat.js";
+import type { PageLinks, PageMeta } from "../core/pagination.js";
+
+/** A successful answer: the envelope with its `data`. */
+export interface Ok<D> {
+  success: true;
+  message?: string;
+  data: D;
+}
+
+/** A successful answer that always carries `meta`. */
+export interface OkWithMeta<D, M> extends Ok<D> {
+  meta: M;
+}
+
+/** One page of a list, newest first, with `meta` (positions, totals) and `links` (absolute URLs). */
+export interface PageOf<T> extends Ok<T[]> {
+  meta: PageMeta;
+  links: PageLinks;
+}
+
+/** An event of a streamed reply: pieces of text as the model writes them (Markdown), then the full answer. */
+export type ReplyStreamEvent = { type: "delta"; text: string } | { type: "done"; data: ReplyData; meta: CreditMeta };
+
+/** Options every call takes. */
+export interface RequestOptions {
+  /** Aborts the request (for a stream: closes it, and the service stops generating and stores nothing). */
+  signal?: AbortSignal;
+}

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import type { Branding } from "../branding.js";
+import type { Appearance, ChatbotDetail, ChatbotListItem } from "../chatbots.js";
+import { integer, timestamp } from "./common.js";
+
+export const chatbotListItemSchema = z
+  .strictObject({
+    id: integer,
+    slug: z.string(),
+    name: z.string(),
+    description: z.string(),
+    language: z.string().meta({ description: "Language code, e.g. `en`" }),
+    is_active: z.boolean(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Chatbot" }) satisfies z.ZodType<ChatbotListItem>;
+
+export const appearanceSchema = z
+  .strictObject({
+    primary_color: z.string().meta({ description: "Hex colour: send button, header, user bubbles" }),
+    bubble_color: z.string().meta({ description: "Hex colour of the floating launcher" }),
+    widget_theme: z.enum(["light", "dark"]),
+    profile_image: z.string().meta({ description: "Bot avatar URL" }),
+    chat_icon: z.string().nullable(),
+    bubble_message: z.string().meta({ description: "Launcher teaser text" }),
+    show_bubble_message: z.boolean(),
+  })
+  .meta({ id: "Appearance" }) satisfies z.ZodType<Appearance>;
+
+export const brandingSchema = z
+  .strictObject({
+    required: z.boolean().meta({ description: "True while the brand-removal add-on is not purchased: replies then carry the branding element" }),
+    text: z.string(),
+    url: z.string(),
+    icon_url: z.string(),
+  })
+  .meta({ id: "Branding" }) satisfies z.ZodType<Branding>;
+
+export const chatbotDetailSchema = chatbotListItemSchema
+  .extend({
+    display_name: z.string(),
+    greeting_message: z.string(),
+    fallback_message: z.string(),
+    placeholder_text: z.string(),
+    has_knowledge_base: z.boolean(),
+    appearance: appearanceSchema,
+    branding: brandingSchema,
+  })
+  .meta({ id: "ChatbotDetail", description: "A chatbot's configuration" }) satisfies z.ZodType<ChatbotDetail>;
+
+export const chatbotListMetaSchema = z.strictObject({ total: integer });

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, StartedConversation } from "../conversations.js";
+import { agentSchema, integer, messageSchema, timestamp } from "./common.js";
+
+export const startedConversationSchema = z
+  .strictObject({
+    conversation_id: integer,
+    session_id: z.string().meta({ description: "Opaque; API-created sessions start with `api_`" }),
+    visitor_id: z.string().nullable().meta({ description: "Echoed from the request" }),
+    started_at: timestamp,
+    is_ended: z.boolean(),
+  })
+  .meta({ id: "StartedConversation" }) satisfies z.ZodType<StartedConversation>;
+
+export const conversationHistorySchema = z
+  .strictObject({
+    id: integer,
+    visitor_id: z.string().nullable(),
+    visitor_name: z.string().nullable(),
+    visitor_email: z.string().nullable(),
+    is_ended: z.boolean(),
+    source: z.string().meta({ description: "`api` for conversations created through the chatbot API" }),
+    started_at: timestamp,
+    last_message_at: timestamp,
+    ended_at: timestamp.nullable(),
+    message_count: integer,
+    messages: z.array(messageSchema).meta({ description: "Regenerated replies are left out" }),
+  })
+  .meta({ id: "ConversationHistory" }) satisfies z.ZodType<ConversationHistory>;
+
+export const conversationRecordSchema = z
+  .strictObject({
+    id: integer,
+    session_id: z.string(),
+    status: z.enum(["active", "ended"]),
+    source: z.string(),
+    source_url: z.string().nullable(),
+    agent: agentSchema,
+    visitor: z.strictObject({
+      name: z.string().nullable(),
+      email: z.string().nullable(),
+      ip: z.string().nullable(),
+      country: z.string().nullable().meta({ description: "Two-letter country code" }),
+    }),
+    started_at: timestamp,
+    created_at: timestamp,
+    visitor_id: z.string().nullable(),
+    is_ended: z.boolean(),
+    ended_at: timestamp.nullable(),
+    last_message_at: timestamp,
+    message_count: integer,
+  })
+  .meta({ id: "Conversation", description: "The conversation webhook shape plus its state" }) satisfies z.ZodType<ConversationRecord>;
+
+export const conversationDetailSchema = conversationRecordSchema
+  .extend({ messages: z.array(messageSchema) })
+  .meta({ id: "ConversationDetail" }) satisfies z.ZodType<ConversationDetail>;
+
+export const endedConversationSchema = z
+  .strictObject({
+    message: z.string(),
+    conversation_id: integer,
+    ended_at: timestamp,
+    duration_seconds: integer,
+    message_count: integer,
+  })
+  .meta({ id: "EndedConversation" }) satisfies z.ZodType<EndedConversation>;

@@ -1,0 +1,57 @@
+import { z } from "zod";
+import type { EventName } from "../events.js";
+import { eventNameSchema, integer, timestamp } from "./common.js";
+
+/** A webhook as `GET /webhooks` lists it: no owner, no secret. */
+export interface ListedWebhook {
+  id: number;
+  name: string;
+  url: string;
+  events: EventName[];
+  is_active: boolean;
+  total_triggers: number;
+  failed_triggers: number;
+  last_triggered_at: string | null;
+  created_at: string;
+}
+
+/** `POST /webhooks` data. */
+export interface RegisteredWebhookData {
+  id: number;
+  name: string;
+  url: string;
+  events: EventName[];
+  is_active: boolean;
+  /** The signing secret, only when the call created the webhook. */
+  secret?: string;
+}
+
+export const webhookSchema = z
+  .strictObject({
+    id: integer,
+    name: z.string(),
+    url: z.string(),
+    events: z.array(eventNameSchema),
+    is_active: z.boolean(),
+    total_triggers: integer.meta({ description: "Events sent to the hook" }),
+    failed_triggers: integer.meta({ description: "Events whose last delivery attempt failed" }),
+    last_triggered_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Webhook" }) satisfies z.ZodType<ListedWebhook>;
+
+export const registeredWebhookSchema = z
+  .strictObject({
+    id: integer,
+    name: z.string(),
+    url: z.string(),
+    events: z.array(eventNameSchema),
+    is_active: z.boolean(),
+    secret: z
+      .string()
+      .optional()
+      .meta({ description: "Signing secret (`whsec_...`), only in the answer that created the webhook: store it to verify deliveries" }),
+  })
+  .meta({ id: "RegisteredWebhook" }) satisfies z.ZodType<RegisteredWebhookData>;
+
+export const deletedWebhookSchema = z.strictObject({ id: integer });

@@ -1,0 +1,32 @@
+import type { H3Event } from "h3";
+import type { ChatService } from "../service.js";
+import type { Envelope, ErrorEnvelope } from "./envelope.js";
+import { logRequestAt } from "./logger.js";
+
+/** Where `chatsvc serve` answers health checks: at the root, outside `/api/v1`, as load balancers expect. */
+export const HEALTH_PATH = "/healthz";
+
+/**
+ * The health check for load balancers: no API key, no data, not rate
+ * limited. 200 `{success: true, data: {status: "ok"}}` while the database
+ * answers; 503 once it does not (e.g. the service is closing), so the
+ * balancer stops sending traffic. Healthy answers are logged at `debug`
+ * only, as probes come every few seconds.
+ *
+ * @example
+ * app.get("/healthz", createHealthHandler(service));
+ */
+export function createHealthHandler(service: ChatService) {
+  return (event: H3Event): Envelope<{ status: "ok" }> | ErrorEnvelope => {
+    event.res.headers.set("cache-control", "no-store");
+    try {
+      // Any query proves the database file is open and readable.
+      service.isEmpty();
+    } catch {
+      event.res.status = 503;
+      return { success: false, message: "Service unavailable" };
+    }
+    logRequestAt(event, "debug");
+    return { success: true, data: { status: "ok" } };
+  };
+}

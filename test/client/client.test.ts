@@ -1,0 +1,177 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ChatsvcError, createClient, type ChatsvcClient } from "../../src/client/index.js";
+import { apiRoutes } from "../../src/h3.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../chat/fake-openai.js";
+import { BRANDING, DOCS, ingestDocs, rowCounts } from "../chat/helpers.js";
+import { startHarness, type Harness } from "../support/harness.js";
+
+/** A fetch that records which route each request hit, to prove the client covers the API. */
+function recordingFetch(routesHit: Set<string>, base: string): typeof fetch {
+  const patterns = apiRoutes.map((r) => ({
+    id: `${r.method} ${r.path}`,
+    method: r.method,
+    re: new RegExp(`^${r.path.replace(/\./g, "\\.").replace(/:\w+/g, "[^/]+")}$`),
+  }));
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const path = new URL(request.url).pathname.slice(new URL(base).pathname.length);
+    const match = patterns.find((p) => p.method === request.method && p.re.test(path));
+    if (match) routesHit.add(match.id);
+    return fetch(request);
+  };
+}
+
+describe("the typed client against a real server", () => {
+  let h: Harness;
+  let client: ChatsvcClient;
+  const routesHit = new Set<string>();
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await ingestDocs(h.service);
+    client = createClient({ baseUrl: h.api, apiKey: h.tenant.key.key, fetch: recordingFetch(routesHit, h.api) });
+  });
+  afterAll(() => h.close());
+
+  it("runs the spec's chat flow with typed answers", async () => {
+    expect((await client.auth.test()).data).toEqual({ user_id: h.tenant.user.id, organization_id: h.tenant.organization.id, email: "owner@acme.test" });
+    const bots = await client.chatbots.list();
+    expect(bots.meta.total).toBe(1);
+    const { data: bot } = await client.chatbots.get("demo");
+    expect(bot.branding.required).toBe(true);
+
+    const { data: started } = await client.chatbots.startConversation("demo", { visitor_id: "v-42" });
+    expect(started).toMatchObject({ visitor_id: "v-42", is_ended: false });
+    const { data: reply, meta } = await client.chatbots.send("demo", started.conversation_id, "How do I install Widgetron?");
+    expect(reply.reply).toMatch(BRANDING);
+    expect(reply.cannot_answer).toBe(false);
+    expect(meta.this_message).toBe(1);
+    expect((await client.chatbots.rate("demo", started.conversation_id, reply.message_id, "good")).data).toEqual({ message_id: reply.message_id, rating: "good" });
+    const { data: again } = await client.chatbots.regenerate("demo", started.conversation_id, reply.message_id);
+    const { data: history } = await client.chatbots.history("demo", started.conversation_id);
+    expect(history.messages.map((m) => m.id)).toEqual([history.messages[0]!.id, again.message_id]);
+    const { data: lead } = await client.chatbots.submitLead("demo", started.conversation_id, { email: "ana@example.com" });
+    expect(lead.email).toBe("ana@example.com");
+    expect((await client.chatbots.end("demo", started.conversation_id)).data.conversation_id).toBe(started.conversation_id);
+  });
+
+  it("covers the account-level endpoints, with query parameters and pagination", async () => {
+    const a = (await client.chatbots.startConversation("demo")).data.conversation_id;
+    await client.chatbots.startConversation("demo");
+    const page = await client.conversations.list({ per_page: 1, status: "active", chatbot: "demo", since: undefined });
+    expect(page.meta).toMatchObject({ per_page: 1, current_page: 1 });
+    expect(page.links.next).toContain("page=2");
+    expect(page.data).toHaveLength(1);
+    const { data: posted } = await client.conversations.addMessage(a, { message: "A **human** answer" });
+    expect(posted.content).toContain("<strong>human</strong>");
+    expect((await client.conversations.get(a)).data.message_count).toBe(1);
+    expect((await client.conversations.end(a)).data.conversation_id).toBe(a);
+
+    const leads = await client.leads.list({ per_page: 5 });
+    const id = leads.data[0]!.id;
+    expect((await client.leads.update(id, { company: "Example Ltd" })).data.company).toBe("Example Ltd");
+    expect((await client.leads.get(id)).data.conversation.messages.length).toBeGreaterThan(0);
+    expect((await client.samples.lead()).data.agent.slug).toBe("support");
+    expect((await client.samples.conversation()).data.status).toBe("active");
+    expect((await client.openapi()).openapi).toBe("3.1.0");
+  });
+
+  it("manages webhooks, showing the secret once", async () => {
+    const service = await startHarness({ webhooks: { allowPrivateNetworks: true } });
+    try {
+      const hooks = createClient({ baseUrl: service.api, apiKey: service.tenant.key.key, fetch: recordingFetch(routesHit, service.api) });
+      const { data: created } = await hooks.webhooks.register({ url: "http://127.0.0.1:9/hook", events: ["lead_captured"] });
+      expect(created.secret).toMatch(/^whsec_/);
+      const { data: updated } = await hooks.webhooks.register({ url: "http://127.0.0.1:9/hook", events: ["message_received"] });
+      expect(updated.secret).toBeUndefined();
+      expect((await hooks.webhooks.list()).data.map((w) => w.events)).toEqual([["message_received"]]);
+      expect((await hooks.webhooks.delete(created.id)).data).toEqual({ id: created.id });
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("has a method for every route of the API", () => {
+    // Runs after the tests above, which call every method once.
+    expect([...routesHit].sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it("throws ChatsvcError with the status, message and field errors", async () => {
+    const conversation = (await client.chatbots.startConversation("demo")).data.conversation_id;
+    const invalid = await client.chatbots.send("demo", conversation, "").catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(ChatsvcError);
+    expect(invalid).toMatchObject({ status: 422, message: "The message field is required.", errors: { message: ["The message field is required."] } });
+
+    await expect(client.chatbots.get("nope")).rejects.toMatchObject({ status: 403 });
+    await expect(client.conversations.get(999_999)).rejects.toMatchObject({ status: 404, message: "Conversation not found" });
+    const anonymous = createClient({ baseUrl: h.api, apiKey: "sk_live_wrong" });
+    await expect(anonymous.auth.test()).rejects.toMatchObject({ name: "ChatsvcError", status: 401, message: "Invalid API key" });
+    expect(() => client.conversations.get(1.5)).toThrow(TypeError);
+  });
+});
+
+describe("retrying once after a 500", () => {
+  let h: Harness;
+  let fake: FakeOpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(() => fake.close());
+  afterEach(() => h.close());
+
+  it("retries a failed send once; nothing from the failed attempt is stored", async () => {
+    h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, openaiApiKey: "test" });
+    await ingestDocs(h.service, "demo", DOCS);
+    fake.mode = "error";
+    const statuses: number[] = [];
+    const client = createClient({
+      baseUrl: h.api,
+      apiKey: h.tenant.key.key,
+      retryDelayMs: 10,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        statuses.push(res.status);
+        if (res.status === 500) fake.mode = "ok"; // the provider recovers before the retry
+        return res;
+      },
+    });
+    const id = (await client.chatbots.startConversation("demo")).data.conversation_id;
+    const before = rowCounts(h.service);
+    const { data } = await client.chatbots.send("demo", id, "How do I install Widgetron?");
+    expect(statuses).toEqual([201, 500, 200]);
+    expect(data.reply).toContain("Fake <strong>answer</strong>");
+    const after = rowCounts(h.service);
+    expect(after.messages - before.messages).toBe(2);
+    expect(after.credits_used - before.credits_used).toBe(1);
+  });
+
+  it("gives up after the second 500, with the service's details", async () => {
+    h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, openaiApiKey: "test" });
+    await ingestDocs(h.service, "demo", DOCS);
+    fake.mode = "error";
+    const client = createClient({ baseUrl: h.api, apiKey: h.tenant.key.key, retryDelayMs: 10 });
+    const id = (await client.chatbots.startConversation("demo")).data.conversation_id;
+    const calls = fake.calls;
+    const error = await client.chatbots.send("demo", id, "How do I install Widgetron?").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChatsvcError);
+    expect(error).toMatchObject({ status: 500, details: { conversation_id: id } });
+    expect(fake.calls - calls).toBe(2);
+  });
+
+  it("does not retry other failures", async () => {
+    h = await startHarness();
+    const statuses: number[] = [];
+    const client = createClient({
+      baseUrl: h.api,
+      apiKey: h.tenant.key.key,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        statuses.push(res.status);
+        return res;
+      },
+    });
+    await expect(client.chatbots.send("demo", 999_999, "hi")).rejects.toMatchObject({ status: 404 });
+    expect(statuses).toEqual([404]);
+  });
+});

@@ -1,0 +1,78 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { createChatService, internalsOf } from "../../src/service.js";
+import { ingestDocs } from "../chat/helpers.js";
+import { startFakeOpenAI } from "../fixtures/fake-openai.js";
+import { TEST_CLI_DIR } from "../support/build-cli.js";
+import { request, tempDir } from "../support/harness.js";
+import { startReceiver } from "../webhooks/support/receiver.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_at, leaves undelivered webhooks pending, logs, exits 0", async () => {
+  const { dir, cleanup } = tempDir();
+  cleanups.push(cleanup);
+  const db = join(dir, "chatsvc.db");
+  const fake = await startFakeOpenAI({ reply: "Widgetron installs with npm in a few seconds, as the install guide explains in detail.", deltaDelayMs: 60 });
+  cleanups.push(() => fake.close());
+  const receiver = await startReceiver(() => ({ hang: true }));
+  cleanups.push(() => receiver.close());
+
+  const setup = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
+  const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
+  await ingestDocs(setup);
+  await setup.webhooks.register(tenant.organization.id, { url: `${receiver.url}/hook`, events: ["message_received"] });
+  await setup.close();
+
+  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), "serve", "--port", "0", "--db", db, "--allow-private-webhooks", "--shutdown-timeout", "5000"], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", CHATSVC_CHAT_MODEL: "openai:fake", OPENAI_BASE_URL: fake.baseUrl, CHATSVC_LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  cleanups.push(() => child.kill("SIGKILL"));
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 15_000;
+  while (!/listening on (\S+)/.test(stdout)) {
+    if (Date.now() > deadline) throw new Error(`serve did not start: ${stdout}${stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const base = /listening on (\S+)/.exec(stdout)![1]!;
+  const key = tenant.key.key;
+  const conversation = (await request(`${base}/api/v1/chatbots/demo/conversations`, { key, json: {} })).body.data.conversation_id;
+
+  // A streamed reply (about 1 s of deltas) is in flight when SIGTERM arrives.
+  const response = await fetch(`${base}/api/v1/chatbots/demo/conversations/${conversation}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ message: "How do I install Widgetron?" }),
+  });
+  const reader = response.body!.getReader();
+  let streamed = new TextDecoder().decode((await reader.read()).value);
+  child.kill("SIGTERM");
+  await new Promise((r) => setTimeout(r, 100));
+  await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) streamed += new TextDecoder().decode(chunk.value);
+  expect(streamed).toContain("event: done");
+
+  expect(await exited).toBe(0);
+  const logs = stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  expect(logs.find((l) => l.msg === "shutting down")).toMatchObject({ level: "info", signal: "SIGTERM", shutdown_timeout_ms: 5000 });
+  expect(logs.find((l) => l.msg === "stopped")).toMatchObject({ level: "info", signal: "SIGTERM" });
+  expect(logs.find((l) => l.msg === "request" && l.route?.endsWith("/messages"))).toMatchObject({ status: 200, key_prefix: key.slice(0, 15) });
+
+  const reopened = createChatService({ env: {}, db });
+  cleanups.push(() => reopened.close());
+  expect(reopened.keys.get(tenant.key.id).last_used_at).not.toBeNull();
+  const sqlite = internalsOf(reopened).db.$client;
+  expect(sqlite.prepare("SELECT role FROM messages WHERE conversation_id = ? ORDER BY id").all(conversation)).toEqual([{ role: "user" }, { role: "assistant" }]);
+  // The receiver never answered: the delivery waits in the outbox for the next start.
+  expect(sqlite.prepare("SELECT status FROM webhook_deliveries").all()).toEqual([{ status: "pending" }]);
+}, 30_000);

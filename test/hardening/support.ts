@@ -1,0 +1,90 @@
+import { createHash } from "node:crypto";
+import { internalsOf, type ChatService } from "../../src/service.js";
+import { ingestDocs } from "../chat/helpers.js";
+import { addTenant, request, type ApiResponse, type Harness } from "../support/harness.js";
+
+/** Tables whose rows the API can change; knowledge tables are written only by ingestion, which has no endpoint. */
+const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conversations", "messages", "leads", "credit_ledger", "webhooks", "webhook_deliveries", "settings"];
+
+/**
+ * A digest of every row the API can change. `api_keys.last_used_at` is left
+ * out: successful requests update it off the request path, on a timer.
+ */
+export function checksum(service: ChatService): string {
+  const sqlite = internalsOf(service).db.$client;
+  const hash = createHash("sha256");
+  for (const table of MUTABLE_TABLES) {
+    for (const row of sqlite.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[]) {
+      if (table === "api_keys") delete row.last_used_at;
+      hash.update(`${table}:${JSON.stringify(row)}\n`);
+    }
+  }
+  return hash.digest("hex");
+}
+
+/** One organisation's records of every kind, as created through the API. */
+export interface TenantRecords {
+  key: string;
+  slug: string;
+  organizationId: number;
+  conversationId: number;
+  /** An assistant message of that conversation (rateable, regenerable). */
+  assistantMessageId: number;
+  userMessageId: number;
+  leadId: number;
+  webhookId: number;
+  /** A second conversation, already ended. */
+  endedConversationId: number;
+}
+
+const call = (h: Harness, key: string, path: string, init: RequestInit & { json?: unknown } = {}) => request(`${h.api}${path}`, { ...init, key });
+
+function expectStatus(res: ApiResponse, status: number, what: string): ApiResponse {
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${res.text}`);
+  return res;
+}
+
+/** Creates a conversation with an answered message, a lead, a webhook and an ended conversation, over HTTP. */
+export async function seedTenant(h: Harness, key: string, slug: string, organizationId: number, webhookUrl: string): Promise<TenantRecords> {
+  const conversationId = expectStatus(await call(h, key, `/chatbots/${slug}/conversations`, { json: { visitor_id: `visitor-${slug}`, visitor_name: `Name of ${slug}` } }), 201, "open").body.data
+    .conversation_id as number;
+  const sent = expectStatus(await call(h, key, `/chatbots/${slug}/conversations/${conversationId}/messages`, { json: { message: `How do I install Widgetron for ${slug}?` } }), 200, "send");
+  const history = expectStatus(await call(h, key, `/chatbots/${slug}/conversations/${conversationId}`), 200, "history").body.data;
+  const userMessageId = history.messages.find((m: { role: string }) => m.role === "user").id as number;
+  const leadId = expectStatus(await call(h, key, `/chatbots/${slug}/conversations/${conversationId}/leads`, { json: { name: `Lead ${slug}`, email: `lead@${slug}.test` } }), 201, "lead").body.data
+    .lead_id as number;
+  const webhookId = expectStatus(await call(h, key, "/webhooks", { json: { url: webhookUrl, events: ["lead_captured", "conversation_started", "conversation_ended", "message_received"] } }), 201, "webhook")
+    .body.data.id as number;
+  const endedConversationId = expectStatus(await call(h, key, `/chatbots/${slug}/conversations`, { json: {} }), 201, "open second").body.data.conversation_id as number;
+  expectStatus(await call(h, key, `/chatbots/${slug}/conversations/${endedConversationId}/end`, { method: "POST" }), 200, "end");
+  return { key, slug, organizationId, conversationId, assistantMessageId: sent.body.data.message_id, userMessageId, leadId, webhookId, endedConversationId };
+}
+
+/**
+ * Two organisations on one harness (A is the harness's own), each with a
+ * knowledge base and records of every kind. The harness must allow private
+ * webhook addresses.
+ */
+export async function seedTwoTenants(h: Harness, webhookUrl: (tenant: "a" | "b") => string): Promise<{ a: TenantRecords; b: TenantRecords }> {
+  const other = addTenant(h.service, "Beta");
+  await ingestDocs(h.service, "demo");
+  await ingestDocs(h.service, other.chatbot.slug);
+  const a = await seedTenant(h, h.tenant.key.key, "demo", h.tenant.organization.id, webhookUrl("a"));
+  const b = await seedTenant(h, other.key.key, other.chatbot.slug, other.organization.id, webhookUrl("b"));
+  return { a, b };
+}
+
+/** Waits until no delivery is pending, so background work stops changing rows. */
+export async function settleDeliveries(service: ChatService): Promise<void> {
+  const pending = internalsOf(service).db.$client.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'");
+  await until(() => (pending.get() as { n: number }).n === 0, 10_000, "webhook deliveries to settle");
+}
+
+/** Polls until `check` holds. */
+export async function until(check: () => boolean, ms = 5_000, what = "condition"): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -1,0 +1,100 @@
+import { existsSync, readdirSync } from "node:fs";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { H3 } from "h3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiRoutes, buildOpenApiDocument, createApiApp, type OpenApiDocument } from "../../src/h3.js";
+import { runCli } from "../support/cli.js";
+import { startHarness, tempDir, type Harness } from "../support/harness.js";
+
+const METHODS = ["get", "post", "put", "delete", "patch", "head", "options"];
+const operationsOf = (document: OpenApiDocument) =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op: op as Record<string, any> })),
+  );
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+describe("the OpenAPI document", () => {
+  const document = buildOpenApiDocument(apiRoutes);
+
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("describes every registered route, and nothing else", () => {
+    const registered = apiRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`).sort();
+    expect(operationsOf(document).map((o) => o.key).sort()).toEqual(registered);
+    const ids = operationsOf(document).map((o) => o.op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("needs a key everywhere except on the document itself", () => {
+    expect(document.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    for (const { key, op } of operationsOf(document)) {
+      if (key === "GET /openapi.json") expect(op.security).toEqual([]);
+      else {
+        expect(op.security, key).toBeUndefined();
+        expect(op.responses["401"], key).toBeDefined();
+      }
+    }
+  });
+
+  it("documents the envelope, the error envelope and 422 field errors", () => {
+    const send = document.paths["/chatbots/{slug}/conversations/{id}/messages"]!.post as any;
+    const ok = send.responses["200"].content["application/json"].schema;
+    expect(ok.properties.success).toEqual({ type: "boolean", const: true });
+    expect(ok.properties.data).toEqual({ $ref: "#/components/schemas/Reply" });
+    expect(ok.properties.meta).toEqual({ $ref: "#/components/schemas/CreditMeta" });
+    expect(send.responses["200"].content["text/event-stream"]).toBeDefined();
+    expect(send.responses["429"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(send.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ValidationError" });
+    expect(document.components.schemas.ValidationError!.required).toContain("errors");
+    expect(send.requestBody.content["application/json"].schema.properties.message).toEqual({ type: "string", minLength: 1, maxLength: 10_000 });
+  });
+
+  it("points every reference at a schema it defines", () => {
+    const refs = JSON.stringify(document).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(20);
+    for (const ref of new Set(refs)) {
+      const name = /#\/components\/schemas\/(\w+)/.exec(ref)?.[1];
+      expect(name && document.components.schemas[name], ref).toBeTruthy();
+    }
+  });
+
+  it("is served at /api/v1/openapi.json without a key", async () => {
+    const res = await h.call("/openapi.json", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/application\/json/);
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+
+  it("names the path the API is mounted at as its server", async () => {
+    const app = new H3().mount("/support/chat", createApiApp(h.service));
+    const res = await app.request("/support/chat/openapi.json");
+    expect(((await res.json()) as OpenApiDocument).servers).toEqual([{ url: "/support/chat" }]);
+  });
+
+  it("is printed by `chatsvc openapi`, which needs no database", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const result = await runCli(["openapi", "--server-url", "https://chat.example.com/api/v1"], { cwd: dir });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.json()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(apiRoutes, { serverUrl: "https://chat.example.com/api/v1" }))));
+      expect(readdirSync(dir)).toEqual([]);
+      expect(existsSync(`${dir}/.chatsvc`)).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+});
