@@ -1,0 +1,50 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { BENCH_DIR, CACHE_DIR, ROOT_DIR } from "./paths.mjs";
+import { runJsonWorker } from "./proc.mjs";
+
+// What decides the stored bytes of a knowledge base: a change here rebuilds the cached databases.
+const STORAGE_SOURCES = ["src/knowledge", "src/core/db", "drizzle", "src/config.ts", "bench/lib/dataset.mjs", "bench/workers/build-kb.mjs"];
+
+function filesUnder(path) {
+  const full = join(ROOT_DIR, path);
+  if (!existsSync(full)) return [];
+  if (statSync(full).isFile()) return [full];
+  return readdirSync(full, { recursive: true })
+    .map((f) => join(full, f))
+    .filter((f) => statSync(f).isFile())
+    .sort();
+}
+
+/** A short hash of the sources that shape stored knowledge bases. */
+export function storageVersion() {
+  const hash = createHash("sha256");
+  for (const file of STORAGE_SOURCES.flatMap(filesUnder)) hash.update(relative(ROOT_DIR, file)).update(readFileSync(file));
+  return hash.digest("hex").slice(0, 12);
+}
+
+/**
+ * A database with one organisation, an API key and a chatbot `kb` holding about
+ * `chunks` chunks of the seeded corpus, built once (by the product's own
+ * ingestion, in a child process) and cached under `bench/.cache/`.
+ *
+ * @returns `{db, key, slug, chunks, documents, bytes}`
+ */
+export async function preparedKnowledgeBase({ chunks, seed, log }) {
+  const dir = join(CACHE_DIR, "kb");
+  mkdirSync(dir, { recursive: true });
+  const name = `kb-s${seed}-c${chunks}-${storageVersion()}`;
+  const db = join(dir, `${name}.db`);
+  const meta = join(dir, `${name}.json`);
+  if (existsSync(db) && existsSync(meta)) return { db, ...JSON.parse(readFileSync(meta, "utf8")), cached: true };
+  // Stale versions of this size go: they can be hundreds of MB each.
+  for (const f of readdirSync(dir)) if (f.startsWith(`kb-s${seed}-c${chunks}-`)) rmSync(join(dir, f), { force: true });
+  log?.(`building knowledge base of ~${chunks} chunks (seed ${seed}); cached for later runs`);
+  const tmp = `${db}.tmp`;
+  rmSync(tmp, { force: true });
+  const result = await runJsonWorker(join(BENCH_DIR, "workers", "build-kb.mjs"), [tmp, String(chunks), String(seed), `${meta}.tmp`], { timeoutMs: 3_600_000 });
+  renameSync(tmp, db);
+  renameSync(`${meta}.tmp`, meta);
+  return { db, ...result, cached: false };
+}

@@ -1,0 +1,47 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCorpus } from "../lib/dataset.mjs";
+import { BENCH_DIR } from "../lib/paths.mjs";
+import { runJsonWorker } from "../lib/proc.mjs";
+import { row } from "../lib/table.mjs";
+
+/** Scenario 5: ingestion of generated Markdown files with the `hash` embedder. */
+export async function run(ctx) {
+  const targetMb = ctx.quick ? 5 : 50;
+  const dir = mkdtempSync(join(tmpdir(), "chatsvc-bench-ingest-"));
+  try {
+    const folder = join(dir, "docs");
+    mkdirSync(folder);
+    const corpus = createCorpus(ctx.seed + 5);
+    let bytes = 0;
+    for (let i = 0; bytes < targetMb * 1048576; i++) {
+      const { name, content } = corpus.document(i);
+      // Sub-folders of 500 files, like real documentation trees.
+      const sub = join(folder, `part-${Math.floor(i / 500)}`);
+      if (i % 500 === 0) mkdirSync(sub);
+      writeFileSync(join(sub, name), content);
+      bytes += Buffer.byteLength(content);
+    }
+    const r = await runJsonWorker(join(BENCH_DIR, "workers", "ingest.mjs"), [join(dir, "bench.db"), folder], { timeoutMs: 1_800_000, nodeArgs: ctx.nodeArgs });
+    const mbps = bytes / 1048576 / (r.ms / 1000);
+    const cps = r.chunks / (r.ms / 1000);
+    ctx.details.ingest = { ...r, bytes };
+    const input = `${(bytes / 1048576).toFixed(0)} MB`;
+    return [
+      row({ id: "5", figure: `ingestion throughput, ${input} Markdown (${r.added} files)`, value: mbps, unit: "MB/s", target: ">= 2 MB/s", pass: mbps >= 2 && r.failed === 0 }),
+      row({ id: "5", figure: `ingestion chunks/s (${r.chunks.toLocaleString("en-US")} chunks)`, value: cps, unit: "chunks/s", target: ">= 2,000/s", pass: cps >= 2000 }),
+      row({
+        id: "5",
+        figure: `ingestion peak RSS, ${input}`,
+        value: r.maxRssMb,
+        unit: "MB",
+        target: `< 400 MB${ctx.quick ? " (for 50 MB)" : ""}`,
+        pass: r.maxRssMb < 400,
+        note: `${r.rssBeforeMb.toFixed(0)} MB before ingesting`,
+      }),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

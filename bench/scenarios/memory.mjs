@@ -1,0 +1,62 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { BENCH_DIST } from "../lib/build.mjs";
+import { startChatsvc } from "../lib/chatsvc.mjs";
+import { openConversations } from "../lib/conversations.mjs";
+import { send } from "../lib/load.mjs";
+import { rssOf } from "../lib/proc.mjs";
+import { percentile } from "../lib/stats.mjs";
+import { row } from "../lib/table.mjs";
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Scenario 7: `chatsvc serve` idle RSS, peak RSS under the load scenarios, `chatsvc --help` time. */
+export async function run(ctx) {
+  const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
+  const server = await startChatsvc(kb, { nodeArgs: ctx.nodeArgs });
+  let fresh;
+  let warm;
+  try {
+    await sleep(2000);
+    fresh = rssOf(server.pid);
+    // A server that has answered once has loaded what it keeps loaded (renderer, statements).
+    const [id] = await openConversations(server, 1);
+    await send(`${server.api}/chatbots/kb/conversations/${id}/messages`, { method: "POST", headers: server.headers, body: JSON.stringify({ message: "How do I use the api key?" }) });
+    await sleep(2000);
+    warm = rssOf(server.pid);
+  } finally {
+    await server.stop();
+  }
+
+  const times = [];
+  for (let i = 0; i < 7; i++) {
+    const t = performance.now();
+    const r = spawnSync(process.execPath, [join(BENCH_DIST, "cli.js"), "--help"], { encoding: "utf8" });
+    times.push(performance.now() - t);
+    if (r.status !== 0) throw new Error(`chatsvc --help failed: ${r.stderr}`);
+  }
+  const node = [];
+  for (let i = 0; i < 7; i++) {
+    const t = performance.now();
+    spawnSync(process.execPath, ["-e", "0"]);
+    node.push(performance.now() - t);
+  }
+  const help = percentile(times, 50);
+  const peak = Math.max(0, ...Object.values(ctx.loadRss));
+  ctx.details.memory = { fresh, warm, loadRss: ctx.loadRss, helpMs: times, nodeMs: node };
+  return [
+    row({ id: "7", figure: "chatsvc serve idle RSS (after one answered message)", value: warm, unit: "MB", target: "< 150 MB", pass: warm < 150, note: `${fresh.toFixed(0)} MB before any request; ${kb.chunks.toLocaleString("en-US")}-chunk database` }),
+    Object.keys(ctx.loadRss).length === 0
+      ? row({ id: "7", figure: "chatsvc serve peak RSS under load", value: null, note: "n/a: no load scenario ran in this run" })
+      : row({
+          id: "7",
+          figure: "chatsvc serve peak RSS under load",
+          value: peak,
+          unit: "MB",
+          target: "< 400 MB",
+          pass: peak < 400,
+          note: Object.entries(ctx.loadRss).map(([k, v]) => `${k}: ${v.toFixed(0)} MB`).join("; "),
+        }),
+    row({ id: "7", figure: "chatsvc --help wall time (median of 7)", value: help, unit: "ms", baseline: { label: "node -e 0", value: percentile(node, 50) }, baselineUnit: "ms", target: "< 400 ms", pass: help < 400 }),
+  ];
+}

@@ -1,0 +1,116 @@
+import { createServer, request } from "node:http";
+import { startChatsvc } from "../lib/chatsvc.mjs";
+import { openConversations } from "../lib/conversations.mjs";
+import { createCorpus, createQueries } from "../lib/dataset.mjs";
+import { summarize } from "../lib/stats.mjs";
+import { row } from "../lib/table.mjs";
+
+const FIRST_TOKEN_MS = 50;
+const TOKEN_INTERVAL_MS = 10;
+const TOKENS = 20;
+
+/**
+ * A fake OpenAI-compatible model streaming at a fixed rate: first token
+ * FIRST_TOKEN_MS after the request, then one every TOKEN_INTERVAL_MS. It runs
+ * in this process, so its timestamps share the client's clock.
+ */
+async function startFakeModel() {
+  const calls = [];
+  const server = createServer((req, res) => {
+    const received = performance.now();
+    req.resume();
+    req.on("end", () => {
+      const call = { received, firstToken: 0 };
+      calls.push(call);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (text) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", model: "fake", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
+      let sent = 0;
+      const tick = () => {
+        if (sent === 0) call.firstToken = performance.now();
+        res.write(chunk(`word${sent} `));
+        if (++sent < TOKENS) setTimeout(tick, TOKEN_INTERVAL_MS);
+        else res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+      };
+      setTimeout(tick, Math.max(0, FIRST_TOKEN_MS - (performance.now() - received)));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, calls, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
+}
+
+/** Sends one streaming message; resolves with when the request left and when the first `delta` event arrived. */
+function streamOnce(url, headers, message) {
+  return new Promise((resolve, reject) => {
+    const sent = performance.now();
+    let firstDelta = 0;
+    let buffer = "";
+    let done = false;
+    const req = request(url, { method: "POST", headers: { ...headers, accept: "text/event-stream" } }, (res) => {
+      res.setEncoding("utf8");
+      res.on("data", (d) => {
+        buffer += d;
+        if (!firstDelta && /(^|\n)event: delta\n/.test(buffer)) firstDelta = performance.now();
+        if (/(^|\n)event: done\n/.test(buffer)) done = true;
+      });
+      res.on("end", () => resolve({ sent, firstDelta, done, status: res.statusCode, error: /(^|\n)event: error\n/.test(buffer) ? buffer.slice(-300) : undefined }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify({ message }));
+  });
+}
+
+/** Scenario 8: time to the first `delta` event beyond the model's own first token. */
+export async function run(ctx) {
+  const model = await startFakeModel();
+  const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
+  const server = await startChatsvc(kb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
+  try {
+    const ids = await openConversations(server, 20);
+    const questions = createQueries(createCorpus(ctx.seed), { seed: ctx.seed + 8, count: 200, documents: kb.documents });
+    const count = ctx.quick ? 20 : 60;
+    const overhead = [];
+    const before = [];
+    const after = [];
+    let streamed = 0;
+    let skipped = 0;
+    let failed = 0;
+    for (let n = 0; n < count + 5; n++) {
+      const callsBefore = model.calls.length;
+      const r = await streamOnce(`${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions[n]);
+      if (r.error || !r.done) {
+        failed++;
+        continue;
+      }
+      const call = model.calls[callsBefore];
+      // Unanswerable questions get the fallback without a model call: nothing to time.
+      if (!call || !r.firstDelta) {
+        skipped++;
+        continue;
+      }
+      if (n < 5) continue; // warm-up
+      streamed++;
+      before.push(call.received - r.sent);
+      after.push(r.firstDelta - call.firstToken);
+      overhead.push(r.firstDelta - r.sent - (call.firstToken - call.received));
+    }
+    if (streamed === 0) {
+      throw new Error(`no streamed reply to time (${skipped} without a model call, ${failed} failed)`);
+    }
+    const o = summarize(overhead);
+    ctx.details.streaming = { overhead: o, beforeModel: summarize(before), afterFirstToken: summarize(after), streamed, skipped, failed };
+    return [
+      row({
+        id: "8",
+        figure: `streaming: first delta beyond the model's first token (${streamed} replies)`,
+        value: o.p50,
+        unit: "ms",
+        target: "< 20 ms",
+        pass: o.p50 < 20 && failed === 0,
+        note: `p99 ${o.p99.toFixed(1)} ms; before the model call p50 ${summarize(before).p50.toFixed(1)} ms, token to client p50 ${summarize(after).p50.toFixed(1)} ms${skipped ? `; ${skipped} answered without the model` : ""}${failed ? `; ${failed} failed` : ""}`,
+      }),
+    ];
+  } finally {
+    await server.stop();
+    await model.close();
+  }
+}

@@ -1,0 +1,18 @@
+// Ingestion of a folder of Markdown into a fresh database, as `chatsvc ingest`
+// does, reporting throughput and this process's peak RSS. Usage: ingest.mjs <db> <folder>
+import { join } from "node:path";
+import { BENCH_DIST } from "../lib/build.mjs";
+
+const [db, folder] = process.argv.slice(2);
+const { createChatService } = await import(join(BENCH_DIST, "index.js"));
+const service = createChatService({ db, env: {} });
+const { organization } = await service.bootstrap({ organizationName: "Bench" });
+service.chatbots.create({ organization_id: organization.id, slug: "ingest", name: "Ingest" });
+const rssBefore = process.memoryUsage().rss / 1048576;
+const started = performance.now();
+const report = await service.knowledge.ingest("ingest", [folder]);
+const ms = performance.now() - started;
+await service.close();
+process.stdout.write(
+  JSON.stringify({ ms, chunks: report.chunks, added: report.added, failed: report.failed.length, rssBeforeMb: rssBefore, maxRssMb: process.resourceUsage().maxRSS / 1024 }) + "\n",
+);
