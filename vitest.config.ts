@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Most files wait on sockets and child processes, not the CPU: more workers than cores
+    // keeps both cores busy (vitest's default on 2 cores is a single worker).
+    maxWorkers: 4,
     globalSetup: ["test/support/build-cli.ts"],
   },
 });
