@@ -5,6 +5,12 @@ import { ChatsvcError } from "../core/errors.js";
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest accepted JSON nesting: deeper documents are refused before they reach a handler. */
 export const MAX_JSON_DEPTH = 32;
+/**
+ * Most object fields plus array items in one body. No endpoint takes more than a
+ * few dozen; the cap stops a 1 MB body of tiny values from costing every later
+ * step (validation, metadata JSON) a hundred thousand iterations.
+ */
+export const MAX_JSON_FIELDS = 10_000;
 
 /**
  * Reads a JSON body. An empty body is `undefined`; invalid JSON is 400; a body
@@ -24,20 +30,28 @@ export async function readJsonBody(event: H3Event): Promise<unknown> {
   } catch {
     throw ChatsvcError.badRequest("Invalid JSON body");
   }
-  if (depthOf(value) > MAX_JSON_DEPTH) throw ChatsvcError.validation({ body: [`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`] });
+  const shape = measure(value);
+  if (shape.depth > MAX_JSON_DEPTH) throw ChatsvcError.validation({ body: [`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`] });
+  if (shape.fields > MAX_JSON_FIELDS) throw ChatsvcError.validation({ body: [`The request body has more than ${MAX_JSON_FIELDS} fields and items.`] });
   return value;
 }
 
 const tooLarge = () => new ChatsvcError(413, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`);
 
-function depthOf(value: unknown): number {
-  let max = 0;
+/** Nesting depth and number of fields/items, stopping as soon as either limit is passed. */
+function measure(value: unknown): { depth: number; fields: number } {
+  let depth = 0;
+  let fields = 0;
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [v, d] = stack.pop()!;
-    if (d > max) max = d;
-    if (max > MAX_JSON_DEPTH) return max;
-    if (v !== null && typeof v === "object") for (const child of Object.values(v)) stack.push([child, d + 1]);
+    if (d > depth) depth = d;
+    if (depth > MAX_JSON_DEPTH || fields > MAX_JSON_FIELDS) break;
+    if (v !== null && typeof v === "object") {
+      const children = Object.values(v);
+      fields += children.length;
+      for (const child of children) stack.push([child, d + 1]);
+    }
   }
-  return max;
+  return { depth, fields };
 }

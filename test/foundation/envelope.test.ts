@@ -82,4 +82,23 @@ describe("the error envelope", () => {
     expect(arr.status).toBe(422);
     expect(Object.keys(arr.body.errors)).toEqual(["body"]);
   });
+
+  it("422 on body for JSON nested deeper than 32 levels or with more than 10,000 fields, before any handler", async () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 33; i++) deep = { a: deep };
+    const tooDeep = await h.call(open, { json: { metadata: deep } });
+    expect(tooDeep.status).toBe(422);
+    expect(tooDeep.body.errors.body[0]).toContain("nested deeper than 32");
+
+    const wide = await h.call(open, { json: { metadata: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, 1])) } });
+    expect(wide.status).toBe(422);
+    expect(wide.body.errors.body[0]).toContain("more than 10000 fields");
+
+    const list = await h.call(open, { json: { metadata: { list: new Array(20_000).fill(0) } } });
+    expect(list.status).toBe(422);
+
+    let fine: unknown = "x";
+    for (let i = 0; i < 30; i++) fine = { a: fine };
+    expect((await h.call(open, { json: { metadata: fine } })).status).toBe(201);
+  });
 });
