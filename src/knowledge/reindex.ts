@@ -26,7 +26,7 @@ export async function reindex(
   const switching = stored !== undefined && stored.spec !== model.spec;
   const bots = switching || chatbotIds === "all" ? store.botsWithChunks() : chatbotIds;
 
-  // Per chatbot (vec0 inserts are fastest grouped by partition): ids and one flat Float32Array of vectors.
+  // Per chatbot: chunk ids and their new vectors, in the same order.
   const plans: { chatbotId: number; ids: number[]; vectors: Float32Array[] }[] = [];
   let dimension = stored?.dimension;
   for (const chatbotId of bots) {
@@ -51,12 +51,8 @@ export async function reindex(
   sqlite
     .transaction(() => {
       if (!stored || switching || stored.dimension !== dimension) vectors.recreate(model.spec, dimension!);
-      const deleteOne = sqlite.prepare<[bigint]>("DELETE FROM chunk_vectors WHERE chunk_id = ?");
       for (const plan of plans) {
-        plan.ids.forEach((id, i) => {
-          deleteOne.run(BigInt(id));
-          vectors.insert(id, plan.chatbotId, plan.vectors[i]!);
-        });
+        plan.ids.forEach((id, i) => vectors.replace(id, plan.chatbotId, plan.vectors[i]!));
         written += plan.ids.length;
       }
     })

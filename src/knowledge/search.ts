@@ -1,9 +1,11 @@
 import type { Sqlite } from "../core/db/open.js";
-import { dot, type Embedder } from "./embedders/index.js";
+import type { Embedder } from "./embedders/index.js";
 import { embeddingText } from "./ingest.js";
-import { ftsQuery } from "./fts-query.js";
+import { ftsMatch, ftsWords } from "./fts-query.js";
+import { createTermSelector } from "./fts-terms.js";
+import { createFullTextSearch } from "./full-text.js";
 import type { DocumentStore } from "./store.js";
-import { contentTerms, termWeight } from "./text/tokens.js";
+import { containsTerms, contentTerms, termWeight } from "./text/tokens.js";
 import type { RetrievedChunk } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
 
@@ -26,15 +28,13 @@ export interface HybridSearchOptions {
 }
 
 /**
- * Hybrid retrieval for one chatbot: FTS5 BM25 and sqlite-vec KNN candidates,
+ * Hybrid retrieval for one chatbot: FTS5 BM25 and nearest-vector candidates,
  * fused by reciprocal rank, each scored for relevance in 0..1 (see
  * {@link relevance}), filtered by the threshold, best first.
  */
 export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchDeps) {
-  const fts = sqlite.prepare<[string, number, number], { id: number }>(
-    `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-      WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?`,
-  );
+  const fullText = createFullTextSearch(sqlite);
+  const selectTerms = createTermSelector(sqlite);
 
   return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
@@ -46,9 +46,9 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
     const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const match = ftsQuery(text);
+    const match = ftsMatch(selectTerms(ftsWords(text)));
     if (match) {
-      fts.all(match, chatbotId, pool).forEach((row, rank) => candidates.set(row.id, { fused: 1 / (RRF_K + rank + 1) }));
+      fullText(match, chatbotId, pool).forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
     }
     vectors.nearest(chatbotId, queryVector!, pool).forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
@@ -57,11 +57,12 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
       candidates.set(hit.chunk_id, entry);
     });
 
+    const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
+    const textOnlySimilarity = vectors.similarities(textOnly, queryVector!);
     const rows = store.chunks([...candidates.keys()]);
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
-      const stored = entry.similarity === undefined ? vectors.vectorOf(row.id) : undefined;
-      const similarity = entry.similarity ?? (stored ? dot(queryVector!, stored) : 0);
+      const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;
       return {
         chunk_id: row.id,
         document_id: row.document_id,
@@ -89,7 +90,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
  * again: "the best way to learn the guitar" is not about a page saying "the best way".
  */
 export function coverage(queryTerms: string[], chunkText: string): number {
-  const have = new Set(contentTerms(chunkText));
+  const have = containsTerms(chunkText, queryTerms);
   let found = 0;
   let total = 0;
   let specific = 0;

@@ -17,7 +17,7 @@ afterEach(() => cleanup());
 
 describe("chatsvc ingest and kb", () => {
   it("ingests a folder, lists, removes and reindexes, with --json printing one object", async () => {
-    expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 7 });
+    expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 8 });
     const docs = join(dir, "docs");
     mkdirSync(docs);
     writeFileSync(join(docs, "a.md"), "# Alpha\nAlpha text about refunds.\n");

@@ -31,7 +31,7 @@ const QUESTIONS: [string, string][] = [
 
 describe("the demo chatbot", () => {
   it("knows chatsvc's own documentation after first-run setup", async () => {
-    expect(h.tenant.knowledge).toEqual({ documents: 7, chunks: expect.any(Number) });
+    expect(h.tenant.knowledge).toEqual({ documents: 8, chunks: expect.any(Number) });
     expect((await h.call("/chatbots/demo")).body.data.has_knowledge_base).toBe(true);
     expect(h.service.knowledge.list("demo").map((d) => d.name).sort()).toEqual([
       "api.md",
@@ -41,6 +41,7 @@ describe("the demo chatbot", () => {
       "knowledge-base.md",
       "quick-start.md",
       "webhooks.md",
+      "widget.md",
     ]);
   });
 

@@ -23,7 +23,7 @@ const sqlite = () => internalsOf(h.service).db.$client;
 const count = (sql: string, ...args: unknown[]) => (sqlite().prepare(sql).get(...args) as { n: number }).n;
 const botId = () => h.service.chatbots.get(BOT).id;
 const chunkCount = () => count("SELECT count(*) AS n FROM chunks WHERE chatbot_id = ?", botId());
-const vectorCount = () => count("SELECT count(*) AS n FROM chunk_vectors WHERE chatbot_id = ?", botId());
+const vectorCount = () => count("SELECT count(*) AS n FROM chunk_embeddings WHERE chatbot_id = ?", botId());
 const chunksOf = (name: string) =>
   sqlite()
     .prepare("SELECT c.heading, c.content FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.name = ? AND d.chatbot_id = ? ORDER BY c.ordinal")
@@ -144,7 +144,7 @@ describe("ingesting files and folders", () => {
     // A document id of another chatbot is not found through this one.
     expect(() => h.service.knowledge.remove(BOT, h.service.knowledge.list(other.chatbot.slug)[0]!.id)).toThrow(expect.objectContaining({ status: 404 }));
 
-    const vectorsOf = (id: number) => count("SELECT count(*) AS n FROM chunk_vectors WHERE chatbot_id = ?", id);
+    const vectorsOf = (id: number) => count("SELECT count(*) AS n FROM chunk_embeddings WHERE chatbot_id = ?", id);
     expect(vectorsOf(other.chatbot.id)).toBe(1);
     h.service.chatbots.delete(other.chatbot.slug);
     expect(vectorsOf(other.chatbot.id)).toBe(0);

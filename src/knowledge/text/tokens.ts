@@ -18,10 +18,33 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const DIACRITICS = /\p{M}+/gu;
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Lower-cased words with diacritics removed, in order. */
 export function words(text: string): string[] {
-  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().match(WORD) ?? [];
+  // Most text is ASCII, where normalising changes nothing but still costs a copy.
+  const plain = NON_ASCII.test(text) ? text.normalize("NFKD").replace(DIACRITICS, "") : text;
+  return plain.toLowerCase().match(WORD) ?? [];
+}
+
+/**
+ * Which of `terms` (stemmed, as from {@link contentTerms}) occur in `text`: the
+ * same as intersecting with `contentTerms(text)`, without stemming every word.
+ *
+ * @example
+ * containsTerms("Creating API keys", ["key", "refund"]); // Set {"key"}
+ */
+export function containsTerms(text: string, terms: readonly string[]): Set<string> {
+  const wanted = new Set(terms);
+  // A stem keeps at least its word's first two letters, so only words starting like a wanted term need stemming.
+  const starts = new Set(terms.map((t) => t.slice(0, 2)));
+  const found = new Set<string>();
+  for (const w of words(text)) {
+    if (w.length < 2 || !starts.has(w.slice(0, 2)) || STOP_WORDS.has(w)) continue;
+    const t = stem(w);
+    if (wanted.has(t)) found.add(t);
+  }
+  return found;
 }
 
 /**

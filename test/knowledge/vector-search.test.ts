@@ -1,0 +1,174 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { hashEmbed } from "../../src/knowledge/embedders/hash.js";
+import { dot, normalize } from "../../src/knowledge/embedders/index.js";
+import { createTermSelector } from "../../src/knowledge/fts-terms.js";
+import { createFullTextSearch } from "../../src/knowledge/full-text.js";
+import { createVectorIndex } from "../../src/knowledge/vectors.js";
+import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
+import { tempDir } from "../support/harness.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+function temp(): string {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  return dir.dir;
+}
+function open(db: string): ChatService {
+  const service = createChatService({ env: {}, db });
+  cleanups.push(() => service.close());
+  return service;
+}
+
+// A seeded pseudo-random generator, so a failure can be reproduced.
+function random(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+const VOCABULARY = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}x${(i * 7919).toString(36)}`);
+function sentence(rand: () => number, length: number): string {
+  // Zipf-like: low indexes are much more frequent, as in real text.
+  return Array.from({ length }, () => VOCABULARY[Math.floor(VOCABULARY.length * rand() ** 3)]).join(" ");
+}
+
+/** Recall@8 of `nearest` against an exact float scan, over vectors stored in a real database. */
+async function recallAt8(vectors: Float32Array[], queries: Float32Array[]): Promise<number> {
+  const service = open(join(temp(), "v.db"));
+  const { chatbot } = await service.bootstrap({ ingestDocs: false });
+  const sqlite = internalsOf(service).db.$client;
+  const index = createVectorIndex(sqlite);
+  const doc = sqlite
+    .prepare("INSERT INTO documents (chatbot_id, name, type, source, content_hash, chunk_count, bytes, created_at, updated_at) VALUES (?, 'd', 'file', 's', 'h', 0, 0, '', '') RETURNING id")
+    .get(chatbot.id) as { id: number };
+  const insertChunk = sqlite.prepare("INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content) VALUES (?, ?, ?, '', 'x') RETURNING id");
+  const ids: number[] = [];
+  sqlite.transaction(() => {
+    index.ensure("test", vectors[0]!.length);
+    vectors.forEach((v, i) => {
+      const { id } = insertChunk.get(doc.id, chatbot.id, i) as { id: number };
+      ids.push(id);
+      index.insert(id, chatbot.id, v);
+    });
+  })();
+  let recall = 0;
+  for (const q of queries) {
+    const exact = vectors.map((v, i) => [ids[i]!, dot(q, v)] as const).sort((a, b) => b[1] - a[1]);
+    const truth = new Set(exact.slice(0, 8).map(([id]) => id));
+    const hits = index.nearest(chatbot.id, q, 8);
+    expect(hits).toHaveLength(8);
+    // Distances are the exact float ones, nearest first.
+    expect(hits[0]!.distance).toBeCloseTo(1 - exact[0]![1], 5);
+    recall += hits.filter((h) => truth.has(h.chunk_id)).length / 8;
+  }
+  return recall / queries.length;
+}
+
+describe("nearest-vector search", () => {
+  it("matches exact float search (recall@8 >= 0.95) on hash-embedded text", async () => {
+    const rand = random(7);
+    const chunks = Array.from({ length: 4000 }, () => hashEmbed(sentence(rand, 60 + Math.floor(rand() * 60))));
+    // Short questions, some words misspelt: sparse query vectors, as in real use.
+    const queries = Array.from({ length: 40 }, () => hashEmbed(sentence(rand, 3 + Math.floor(rand() * 4)).replace(/x/g, "y")));
+    expect(await recallAt8(chunks, queries)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("matches exact float search on dense vectors (as neural embedders give)", async () => {
+    const rand = random(11);
+    const dense = () => normalize(Float32Array.from({ length: 256 }, () => rand() * 2 - 1));
+    const chunks = Array.from({ length: 3000 }, dense);
+    // Queries near stored vectors, so the true neighbours stand out from the crowd.
+    const queries = Array.from({ length: 30 }, (_, i) => normalize(chunks[i * 97]!.map((x) => x + (rand() - 0.5) * 0.2)));
+    expect(await recallAt8(chunks, queries)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it("follows ingestion and removal done by another process on the same database", async () => {
+    const db = join(temp(), "shared.db");
+    const server = open(db);
+    await server.bootstrap({ ingestDocs: false });
+    const cli = open(db);
+    await server.knowledge.ingest("demo", [{ name: "hours.md", content: "# Opening hours\nThe office opens at nine." }]);
+    expect((await server.knowledge.search("demo", "When does the office open?"))[0]?.name).toBe("hours.md");
+
+    // Written through another connection: the server's in-memory vectors must notice.
+    await cli.knowledge.ingest("demo", [{ name: "parking.md", content: "# Parking\nVisitors park behind the warehouse." }]);
+    expect((await server.knowledge.search("demo", "Where do visitors park?"))[0]?.name).toBe("parking.md");
+    const parking = cli.knowledge.list("demo").find((d) => d.name === "parking.md")!;
+    cli.knowledge.remove("demo", parking.id);
+    const after = await server.knowledge.search("demo", "Where do visitors park?", { includeBelowThreshold: true });
+    expect(after.map((c) => c.name)).not.toContain("parking.md");
+    expect(after.map((c) => c.name)).toContain("hours.md");
+  });
+});
+
+describe("full-text candidates", () => {
+  it("finds a chatbot's match even when another chatbot's chunks fill the global top", async () => {
+    const service = open(join(temp(), "kb.db"));
+    const { organization } = await service.bootstrap({ ingestDocs: false });
+    service.chatbots.create({ organization_id: organization.id, slug: "busy", name: "Busy" });
+    // 300 chunks that match "zebra" better than the demo bot's single one: the global top 128 holds none of the demo bot's.
+    const busy = Array.from({ length: 300 }, (_, i) => ({ name: `z${i}.md`, content: `# Zebra ${i}\nZebra zebra zebra stripes, zebra herd number ${i}.` }));
+    await service.knowledge.ingest("busy", busy);
+    await service.knowledge.ingest("demo", [{ name: "zoo.md", content: "# Zoo map\nThe zebra enclosure is next to the café, by the long lake path." }]);
+    const fullText = createFullTextSearch(internalsOf(service).db.$client);
+    const [zoo] = fullText('"zebra"', service.chatbots.get("demo").id, 32);
+    expect(zoo).toBeDefined();
+    expect(fullText('"zebra"', service.chatbots.get("busy").id, 32)).toHaveLength(32);
+    const hits = await service.knowledge.search("demo", "where is the zebra");
+    expect(hits.map((h) => h.chunk_id)).toEqual([zoo]);
+  });
+
+  it("leaves out words found in more than 5% of a large base, keeping the rarest", async () => {
+    const service = open(join(temp(), "kb.db"));
+    await service.bootstrap({ ingestDocs: false });
+    const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));
+    await service.knowledge.ingest("demo", docs);
+    const select = createTermSelector(internalsOf(service).db.$client);
+    expect(select(["common", "unicorn", "page"])).toEqual(["unicorn"]);
+    // Nothing rarer: the rarest frequent word stays, so the query still matches.
+    expect(select(["common"])).toEqual(["common"]);
+    expect((await service.knowledge.search("demo", "common unicorn page"))[0]?.name).toBe("p7.md");
+  });
+});
+
+describe("databases from before chunk_embeddings", () => {
+  it("moves the vec0 vectors over on open and answers as before", async () => {
+    const db = join(temp(), "old.db");
+    const before = open(db);
+    await before.bootstrap();
+    const question = "How do I create an API key?";
+    const expected = await before.knowledge.search("demo", question);
+    expect(expected.length).toBeGreaterThan(0);
+
+    // Turn it back into the old layout: vectors in a vec0 table, migration 0002 not applied.
+    const sqlite = internalsOf(before).db.$client;
+    sqlite.exec(`
+      CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id integer primary key, chatbot_id integer partition key, embedding float[384] distance_metric=cosine);
+      CREATE TRIGGER chunk_vectors_ad AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE chunk_id = old.id; END;
+    `);
+    const insert = sqlite.prepare("INSERT INTO chunk_vectors (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?)");
+    for (const row of sqlite.prepare("SELECT chunk_id, chatbot_id, embedding FROM chunk_embeddings").raw().all() as [number, number, Buffer][]) {
+      insert.run(BigInt(row[0]), BigInt(row[1]), row[2]);
+    }
+    sqlite.exec(`
+      DROP TABLE chunk_embeddings; DROP TABLE chunk_embedding_revisions; DROP TABLE chunks_fts_vocab;
+      DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations);
+    `);
+    const chunks = (sqlite.prepare("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+    await before.close();
+
+    const after = open(db);
+    const migrated = internalsOf(after).db.$client;
+    expect(migrated.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%'").all()).toEqual([]);
+    expect(migrated.prepare("SELECT count(*) AS n FROM chunk_embeddings").get()).toEqual({ n: chunks });
+    expect(await after.knowledge.search("demo", question)).toEqual(expected);
+    // Deleting still takes the vectors along.
+    after.knowledge.remove("demo", expected[0]!.document_id);
+    expect(migrated.prepare("SELECT count(*) AS n FROM chunk_embeddings WHERE chunk_id = ?").get(expected[0]!.chunk_id)).toEqual({ n: 0 });
+  });
+});
