@@ -14,7 +14,8 @@ beforeEach(() => {
 });
 afterEach(() => cleanup());
 
-describe("chatsvc CLI", () => {
+// Each test runs the real binary a dozen times; on a loaded 2-core machine a spawn can take seconds.
+describe("chatsvc CLI", { timeout: 60_000 }, () => {
   it("--help lists the commands and exits 0", async () => {
     const res = await runCli(["--help"]);
     expect(res.code).toBe(0);

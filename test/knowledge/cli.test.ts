@@ -15,7 +15,8 @@ beforeEach(() => {
 });
 afterEach(() => cleanup());
 
-describe("chatsvc ingest and kb", () => {
+// Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds.
+describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   it("ingests a folder, lists, removes and reindexes, with --json printing one object", async () => {
     expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 8 });
     const docs = join(dir, "docs");
