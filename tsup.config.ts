@@ -6,6 +6,8 @@ export default defineConfig({
     h3: "src/h3.ts",
     cli: "src/cli.ts",
     client: "src/client/index.ts",
+    // Its own file: the renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
+    "render-worker": "src/core/render-worker.ts",
   },
   format: ["esm"],
   target: "node20",

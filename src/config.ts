@@ -94,6 +94,12 @@ export interface ChatServiceOptions {
   countryHeader?: string;
   /** SQLite busy timeout in milliseconds. Default 5 000. */
   busyTimeoutMs?: number;
+  /**
+   * Idle ms after which the reply renderer's worker (jsdom, ~90 MB) stops; the next reply then waits
+   * 0.5-1 s for a new one (env `CHATSVC_RENDER_IDLE_MS`). Default 30 000: long enough that replies
+   * within a conversation never pay that wait, short enough that an idle server gives the memory back.
+   */
+  renderIdleMs?: number;
   /** Environment to read; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -120,6 +126,7 @@ export interface ResolvedConfig {
   trustProxy: boolean;
   countryHeader: string;
   busyTimeoutMs: number;
+  renderIdleMs: number;
 }
 
 export const DEFAULT_DB_FILE = "./.chatsvc/chatsvc.db";
@@ -221,6 +228,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     trustProxy: options.trustProxy ?? bool("trustProxy", env.CHATSVC_TRUST_PROXY),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
+    renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");
   return config;

@@ -102,7 +102,8 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const conversations = createConversations(db, { chatbots, messages, events });
   const credits = createCredits(db);
   const leads = createLeads(db, { chatbots, conversations, messages, events });
-  const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer: createRenderer() });
+  const renderer = createRenderer({ idleMs: config.renderIdleMs });
+  const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
 
   let closed = false;
   const service: ChatService = {
@@ -125,6 +126,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
       if (closed) return;
       closed = true;
       await webhooks.close();
+      await renderer.close();
       keys.flush();
       knowledge.close();
       sqlite.close();

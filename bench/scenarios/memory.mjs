@@ -16,6 +16,7 @@ export async function run(ctx) {
   const server = await startChatsvc(kb, { nodeArgs: ctx.nodeArgs });
   let fresh;
   let warm;
+  let settled = null;
   try {
     await sleep(2000);
     fresh = rssOf(server.pid);
@@ -24,6 +25,12 @@ export async function run(ctx) {
     await send(`${server.api}/chatbots/kb/conversations/${id}/messages`, { method: "POST", headers: server.headers, body: JSON.stringify({ message: "How do I use the api key?" }) });
     await sleep(2000);
     warm = rssOf(server.pid);
+    // The render worker (jsdom) stops after renderIdleMs (default 30 s) without replies; an idle
+    // server is one past that point. The quick run skips the wait.
+    if (!ctx.quick) {
+      await sleep(32_000);
+      settled = rssOf(server.pid);
+    }
   } finally {
     await server.stop();
   }
@@ -45,7 +52,10 @@ export async function run(ctx) {
   const peak = Math.max(0, ...Object.values(ctx.loadRss));
   ctx.details.memory = { fresh, warm, loadRss: ctx.loadRss, helpMs: times, nodeMs: node };
   return [
-    row({ id: "7", figure: "chatsvc serve idle RSS (after one answered message)", value: warm, unit: "MB", target: "< 150 MB", pass: warm < 150, note: `${fresh.toFixed(0)} MB before any request; ${kb.chunks.toLocaleString("en-US")}-chunk database` }),
+    row({ id: "7", figure: "chatsvc serve RSS 2 s after one answered message (render worker warm)", value: warm, unit: "MB", note: `${fresh.toFixed(0)} MB before any request; ${kb.chunks.toLocaleString("en-US")}-chunk database` }),
+    settled === null
+      ? row({ id: "7", figure: "chatsvc serve idle RSS (30 s without replies)", value: null, note: "n/a: the quick run does not wait for the render worker's idle timeout" })
+      : row({ id: "7", figure: "chatsvc serve idle RSS (30 s without replies)", value: settled, unit: "MB", target: "< 150 MB", pass: settled < 150, note: "render worker stopped after its idle timeout" }),
     Object.keys(ctx.loadRss).length === 0
       ? row({ id: "7", figure: "chatsvc serve peak RSS under load", value: null, note: "n/a: no load scenario ran in this run" })
       : row({

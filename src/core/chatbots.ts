@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Branding } from "./branding.js";
 import { nowIso } from "./clock.js";
@@ -203,12 +203,18 @@ export interface ChatbotsDeps {
 }
 
 export function createChatbots(db: Db, deps: ChatbotsDeps) {
-  // Every chatbot endpoint resolves a slug: prepared once.
-  const bySlug = db.select().from(chatbots).where(eq(chatbots.slug, sql.placeholder("slug"))).prepare();
+  // Every chatbot endpoint resolves a slug: prepared once, raw (drizzle's row mapping cost more than the query).
+  const bySlug = db.$client.prepare<[string], Omit<Row, "isActive"> & { isActive: number }>(
+    `SELECT id, organization_id AS organizationId, slug, name, display_name AS displayName, description, language,
+            is_active AS isActive, greeting_message AS greetingMessage, fallback_message AS fallbackMessage,
+            placeholder_text AS placeholderText, appearance, model, instructions, allowed_origins AS allowedOrigins,
+            created_at AS createdAt, updated_at AS updatedAt
+       FROM chatbots WHERE slug = ?`,
+  );
 
   const find = (slug: string): Chatbot | undefined => {
-    const row = bySlug.get({ slug });
-    return row && toChatbot(row);
+    const row = bySlug.get(slug);
+    return row && toChatbot({ ...row, isActive: row.isActive !== 0 });
   };
 
   const detail = (bot: Chatbot): ChatbotDetail => ({

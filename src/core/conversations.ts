@@ -257,22 +257,43 @@ export function createConversations(db: Db, { chatbots, messages, events }: Conv
       const bot = chatbots.resolveActive(organizationId, slug);
       const data = parse(startSchema, input ?? {});
       const now = nowIso();
+      const source = context.source ?? "api";
+      // Everything the stored row holds is known here, so it is not read back.
+      const values: Omit<ConversationRow, "id"> = {
+        chatbot_id: bot.id,
+        session_id: `${source}_${randomBytes(24).toString("base64url")}`,
+        visitor_id: data.visitor_id ?? null,
+        visitor_name: data.visitor_name ?? null,
+        visitor_email: data.visitor_email ?? null,
+        visitor_phone: data.visitor_phone ?? null,
+        metadata: JSON.stringify(data.metadata ?? {}),
+        source,
+        source_url: context.sourceUrl ?? null,
+        ip: context.ip ?? null,
+        country: context.country ?? null,
+        started_at: now,
+        last_message_at: now,
+        ended_at: null,
+        organization_id: bot.organization_id,
+        agent_name: bot.name,
+        agent_slug: bot.slug,
+      };
       const row = events.transaction(db, (_tx, emit) => {
         const { id } = insert.get({
-          chatbotId: bot.id,
-          sessionId: `${context.source ?? "api"}_${randomBytes(24).toString("base64url")}`,
-          visitorId: data.visitor_id ?? null,
-          visitorName: data.visitor_name ?? null,
-          visitorEmail: data.visitor_email ?? null,
-          visitorPhone: data.visitor_phone ?? null,
-          metadata: JSON.stringify(data.metadata ?? {}),
-          source: context.source ?? "api",
-          sourceUrl: context.sourceUrl ?? null,
-          ip: context.ip ?? null,
-          country: context.country ?? null,
+          chatbotId: values.chatbot_id,
+          sessionId: values.session_id,
+          visitorId: values.visitor_id,
+          visitorName: values.visitor_name,
+          visitorEmail: values.visitor_email,
+          visitorPhone: values.visitor_phone,
+          metadata: values.metadata,
+          source,
+          sourceUrl: values.source_url,
+          ip: values.ip,
+          country: values.country,
           now,
         }) as { id: number };
-        const created = byId.get(id)!;
+        const created: ConversationRow = { id, ...values };
         emit({ name: "conversation_started", organizationId, data: toConversationPayload(created) });
         return created;
       });

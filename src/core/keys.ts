@@ -3,7 +3,7 @@ import { and, count, eq, gt, isNull, or } from "drizzle-orm";
 import { z } from "zod";
 import { ATTRIBUTION_NOTICE } from "./attribution.js";
 import { nowIso } from "./clock.js";
-import type { Db } from "./db/open.js";
+import type { Db, Sqlite } from "./db/open.js";
 import { apiKeys, users } from "./db/schema.js";
 import { ChatsvcError } from "./errors.js";
 import { id, parse, text } from "./validation.js";
@@ -110,6 +110,47 @@ export interface KeysOptions {
   flushIntervalMs?: number;
 }
 
+interface VerifiedKey {
+  principal: Principal;
+  /** Epoch ms; Infinity for a key that never expires. */
+  expiresAtMs: number;
+}
+
+/** Most keys remembered as verified; past it the cache starts over (a few per user are normal). */
+const MAX_VERIFIED = 10_000;
+
+/**
+ * Principals of keys verified before, by the presented key, so a request
+ * needs neither a SHA-256 nor a query. Changes this connection makes clear
+ * it explicitly; changes by any other connection (the CLI in another process
+ * disabling or deleting a key) change `PRAGMA data_version`, which is read on
+ * every lookup, so they take effect at the next request. Only active keys
+ * are remembered; expiry is checked on every use.
+ */
+function createPrincipalCache(sqlite: Sqlite) {
+  const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
+  const entries = new Map<string, VerifiedKey>();
+  let seen = -1;
+  return {
+    get(key: string): VerifiedKey | undefined {
+      const version = dataVersion.get()!;
+      if (version !== seen) {
+        entries.clear();
+        seen = version;
+        return undefined;
+      }
+      return entries.get(key);
+    },
+    set(key: string, entry: VerifiedKey): void {
+      if (entries.size >= MAX_VERIFIED) entries.clear();
+      entries.set(key, entry);
+    },
+    clear(): void {
+      entries.clear();
+    },
+  };
+}
+
 export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}) {
   const sqlite = db.$client;
   // The lookup every authenticated request makes: prepared once, raw.
@@ -118,8 +159,10 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
        FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`,
   );
   const touchStmt = sqlite.prepare<[string, number]>("UPDATE api_keys SET last_used_at = ? WHERE id = ?");
-  const pendingTouches = new Map<number, string>();
+  // Epoch ms: an ISO string per request would cost more than the rest of the touch.
+  const pendingTouches = new Map<number, number>();
   let timer: NodeJS.Timeout | undefined;
+  const verified = createPrincipalCache(sqlite);
 
   const flush = () => {
     timer = undefined;
@@ -128,12 +171,17 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     pendingTouches.clear();
     try {
       sqlite.transaction(() => {
-        for (const [keyId, at] of batch) touchStmt.run(at, keyId);
+        for (const [keyId, at] of batch) touchStmt.run(new Date(at).toISOString(), keyId);
       })();
     } catch {
       // Busy or closing: keep the newest times for the next flush; they are advisory.
       for (const [keyId, at] of batch) if (!pendingTouches.has(keyId)) pendingTouches.set(keyId, at);
     }
+  };
+
+  const pendingTouchOf = (keyId: number): string | undefined => {
+    const at = pendingTouches.get(keyId);
+    return at === undefined ? undefined : new Date(at).toISOString();
   };
 
   const rowWithEmail = (row: Row, email: string): ApiKey => ({
@@ -144,7 +192,7 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     prefix: row.prefix,
     status: row.status === "active" && row.expiresAt !== null && row.expiresAt <= nowIso() ? "expired" : row.status,
     expires_at: row.expiresAt,
-    last_used_at: pendingTouches.get(row.id) ?? row.lastUsedAt,
+    last_used_at: pendingTouchOf(row.id) ?? row.lastUsedAt,
     attribution_accepted_at: row.attributionAcceptedAt,
     attribution_ip: row.attributionIp,
     created_at: row.createdAt,
@@ -174,18 +222,26 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     verify(presented: string | undefined | null): Principal {
       if (presented === undefined || presented === null || presented.trim() === "") throw ChatsvcError.unauthorized("API key is required");
       const key = presented.trim();
-      if (!key.startsWith(KEY_PREFIX)) throw ChatsvcError.unauthorized("Invalid API key format");
-      if (!KEY_SHAPE.test(key)) throw ChatsvcError.unauthorized("Invalid API key");
-      const row = lookup.get(hashApiKey(key));
-      if (!row) throw ChatsvcError.unauthorized("Invalid API key");
-      if (row.status !== "active") throw ChatsvcError.unauthorized("API key is disabled");
-      if (row.expires_at !== null && row.expires_at <= nowIso()) throw ChatsvcError.unauthorized("API key has expired");
-      return { keyId: row.id, keyPrefix: row.prefix, userId: row.user_id, organizationId: row.organization_id, email: row.email };
+      let entry = verified.get(key);
+      if (!entry) {
+        if (!key.startsWith(KEY_PREFIX)) throw ChatsvcError.unauthorized("Invalid API key format");
+        if (!KEY_SHAPE.test(key)) throw ChatsvcError.unauthorized("Invalid API key");
+        const row = lookup.get(hashApiKey(key));
+        if (!row) throw ChatsvcError.unauthorized("Invalid API key");
+        if (row.status !== "active") throw ChatsvcError.unauthorized("API key is disabled");
+        entry = {
+          principal: { keyId: row.id, keyPrefix: row.prefix, userId: row.user_id, organizationId: row.organization_id, email: row.email },
+          expiresAtMs: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
+        };
+        verified.set(key, entry);
+      }
+      if (entry.expiresAtMs <= Date.now()) throw ChatsvcError.unauthorized("API key has expired");
+      return entry.principal;
     },
 
     /** Records a successful use; written in batches off the request path. */
     touch(keyId: number): void {
-      pendingTouches.set(keyId, nowIso());
+      pendingTouches.set(keyId, Date.now());
       if (!timer) {
         timer = setTimeout(flush, flushIntervalMs);
         timer.unref();
@@ -259,6 +315,7 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
 
     disable(keyId: number): ApiKey {
       const { email } = load(keyId);
+      verified.clear();
       const row = db.update(apiKeys).set({ status: "disabled" }).where(eq(apiKeys.id, keyId)).returning().get()!;
       return rowWithEmail(row, email);
     },
@@ -289,6 +346,7 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
           if (!found) throw ChatsvcError.notFound(`API key ${keyId} not found`);
           if (found.key.status !== "active" && activeCount(tx, found.key.userId) >= MAX_ACTIVE_KEYS_PER_USER) throw limitError();
           pendingTouches.delete(keyId);
+          verified.clear();
           const row = tx
             .update(apiKeys)
             .set({ keyHash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH), status: "active", lastUsedAt: null, createdAt: nowIso() })
@@ -304,6 +362,7 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     /** Removes a key permanently. */
     delete(keyId: number): void {
       pendingTouches.delete(keyId);
+      verified.clear();
       const deleted = db.delete(apiKeys).where(eq(apiKeys.id, keyId)).returning({ id: apiKeys.id }).get();
       if (!deleted) throw ChatsvcError.notFound(`API key ${keyId} not found`);
     },

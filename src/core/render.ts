@@ -1,69 +1,269 @@
-import type { Config } from "isomorphic-dompurify";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { loadHtmlRenderer } from "./render-html.js";
+import type { RenderAnswer, RenderJob } from "./render-worker.js";
 
 /** Turns Markdown (model replies, operator messages) into HTML that is safe to insert into a page. */
 export interface Renderer {
   render(markdown: string): Promise<string>;
+  /** Stops the worker; later renders start a new one. */
+  close(): Promise<void>;
+  /** Figures for metrics: workers started so far, worker threads alive, renders waiting, and whether renders run in this thread. */
+  stats(): { workersStarted: number; running: number; pending: number; inThread: boolean };
 }
 
-/*
- * What a reply may contain. An allow-list, so anything new in HTML stays out:
- * no style (hiding or overlaying content), no forms, no SVG/MathML, no iframes.
- * Images are dropped deliberately: an <img> in model output (or in an ingested
- * page the extractive model quotes) can be a tracking pixel fetched by every
- * visitor's browser. `class` is not allowed either, so a reply can never
- * forge or imitate the `svc-branding` element.
- */
-const SANITIZE: Config = {
-  ALLOWED_TAGS: [
-    "p", "br", "hr", "strong", "b", "em", "i", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
-    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub",
-  ],
-  ALLOWED_ATTR: ["href", "title", "start", "colspan", "rowspan", "align"],
-  // Absolute web links, mail and phone only: relative URLs mean nothing inside the integrator's page.
-  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|tel:)/i,
-  ALLOW_DATA_ATTR: false,
-  ALLOW_ARIA_ATTR: false,
-};
+export interface RendererOptions {
+  /** Renders a worker does before a fresh one replaces it, dropping what jsdom retained. Default 2 000. */
+  recycleAfter?: number;
+  /**
+   * Idle time after which the worker stops, so an idle server gives jsdom's ~90 MB back, in ms.
+   * The next render then waits for a worker to start (0.5-1 s). Default 1 000.
+   */
+  idleMs?: number;
+  /** Longest one render may take before it is answered as escaped text and the worker replaced, in ms. Default 10 000. */
+  timeoutMs?: number;
+  /** Most renders waiting for the worker; beyond it replies are answered as escaped text. Default 500. */
+  maxQueue?: number;
+  /** Told when a reply had to be answered as escaped text, or the worker could not start. Default: `console.error`. */
+  onFailure?: (error: Error) => void;
+}
 
-const openInNewTab = (node: Element) => {
-  if (node.tagName === "A" && node.hasAttribute("href")) {
-    node.setAttribute("target", "_blank");
-    node.setAttribute("rel", "noopener noreferrer");
-  }
-};
+interface Job {
+  id: number;
+  markdown: string;
+  /** Workers it has been sent to: one that kills every worker it reaches is answered as text after two. */
+  attempts: number;
+  resolve(html: string): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One worker thread and the jobs it has been sent. */
+interface Slot {
+  worker: Worker;
+  jobs: Map<number, Job>;
+  /** Jobs sent to it so far, for recycling. */
+  sent: number;
+  ready: boolean;
+  /** Set when it is being stopped on purpose (recycled, idle, timed out, closed). */
+  stopping: boolean;
+}
 
 /**
- * A renderer whose heavy dependencies (marked, and isomorphic-dompurify with
- * jsdom, ~1 s to import) load on first use, so the CLI starts fast.
+ * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
+ * costs ~100 MB once loaded and keeps memory from every sanitised document
+ * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on the first
+ * render, is replaced by a fresh one every `recycleAfter` renders (the
+ * replacement warms up before it takes over, so no render waits for jsdom to
+ * load twice) and stops after `idleMs` without renders. A render that times
+ * out, is refused by a full queue, or whose worker dies is answered as
+ * escaped plain text, which is safe anywhere, and reported. Where no worker
+ * can start (the worker file is missing from a custom bundle), renders run in
+ * this thread, as safe but without the memory bounds.
  *
  * @example
  * const renderer = createRenderer();
  * await renderer.render("**Hi** <script>alert(1)</script>"); // "<p><strong>Hi</strong> </p>"
+ * await renderer.close();
  */
-export function createRenderer(): Renderer {
-  let ready: Promise<(markdown: string) => string> | undefined;
-  const load = async () => {
-    const [{ Marked }, purify] = await Promise.all([import("marked"), import("isomorphic-dompurify")]);
-    const marked = new Marked({ gfm: true, async: false });
-    return (markdown: string): string => {
-      const html = marked.parse(markdown) as string;
-      // The DOMPurify instance is shared process-wide (and clearWindow() drops hooks):
-      // the hook lives only for this synchronous call, so it never leaks into other users.
-      purify.addHook("afterSanitizeAttributes", openInNewTab);
-      try {
-        return (purify.sanitize(html, { ...SANITIZE, RETURN_TRUSTED_TYPE: false }) as string).trim();
-      } finally {
-        purify.removeHook("afterSanitizeAttributes", openInNewTab);
-      }
-    };
+export function createRenderer({
+  recycleAfter = 2_000,
+  idleMs = 1_000,
+  timeoutMs = 10_000,
+  maxQueue = 500,
+  onFailure = (error) => console.error(`chatsvc: ${error.message}`),
+}: RendererOptions = {}): Renderer {
+  let active: Slot | undefined;
+  let warming: Slot | undefined;
+  const retiring = new Set<Slot>();
+  let inline: Promise<(markdown: string) => string> | undefined;
+  let nextId = 1;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let started = 0;
+
+  const pending = () => (active?.jobs.size ?? 0) + (warming?.jobs.size ?? 0) + [...retiring].reduce((n, slot) => n + slot.jobs.size, 0);
+
+  const stop = (slot: Slot) => {
+    slot.stopping = true;
+    if (active === slot) active = undefined;
+    if (warming === slot) warming = undefined;
+    retiring.delete(slot);
+    void slot.worker.terminate();
   };
+
+  const settle = (slot: Slot, job: Job, html: string) => {
+    clearTimeout(job.timer);
+    slot.jobs.delete(job.id);
+    job.resolve(html);
+    if (retiring.has(slot) && slot.jobs.size === 0) stop(slot);
+    if (slot.jobs.size === 0) slot.worker.unref();
+    armIdle();
+  };
+
+  const armIdle = () => {
+    if (pending() > 0 || !(active || warming)) return;
+    if (idleTimer) idleTimer.refresh();
+    else {
+      idleTimer = setTimeout(() => {
+        idleTimer = undefined;
+        if (pending() > 0) return;
+        for (const slot of [active, warming]) if (slot) stop(slot);
+      }, idleMs);
+      idleTimer.unref();
+    }
+  };
+
+  const fallback = (job: Job, slot: Slot | undefined, reason: string) => {
+    onFailure(new Error(`a reply was sent as escaped text: ${reason}`));
+    if (slot) settle(slot, job, escapedText(job.markdown));
+    else job.resolve(escapedText(job.markdown));
+  };
+
+  const spawn = (): Slot | undefined => {
+    let worker: Worker;
+    try {
+      worker = startWorker();
+    } catch (error) {
+      inline ??= startInline(error);
+      return undefined;
+    }
+    started++;
+    // Held open only while it has work: an idle worker must not keep the process alive.
+    worker.unref();
+    const slot: Slot = { worker, jobs: new Map(), sent: 0, ready: false, stopping: false };
+    worker.on("message", (answer: RenderAnswer) => {
+      if ("ready" in answer) {
+        slot.ready = true;
+        if (warming === slot) {
+          // The replacement has loaded jsdom: it takes new renders, the old one finishes its own.
+          if (active) retire(active);
+          active = slot;
+          warming = undefined;
+        }
+        return;
+      }
+      const job = slot.jobs.get(answer.id);
+      if (!job) return;
+      if ("html" in answer) settle(slot, job, answer.html);
+      else fallback(job, slot, answer.error);
+    });
+    worker.on("error", (error) => {
+      if (!slot.ready && !slot.stopping) inline ??= startInline(error);
+    });
+    worker.on("exit", () => {
+      const orphans = [...slot.jobs.values()];
+      const wasUnexpected = !slot.stopping;
+      stop(slot);
+      if (!wasUnexpected && orphans.length === 0) return;
+      // A worker that died (or timed out) leaves its jobs to a fresh one, once.
+      for (const job of orphans) {
+        clearTimeout(job.timer);
+        slot.jobs.delete(job.id);
+        if (closed) job.resolve(escapedText(job.markdown));
+        else if (job.attempts >= 2) fallback(job, undefined, "the render worker stopped twice while rendering it");
+        else if (slot.ready) dispatch(job, false);
+        else void renderInline(job);
+      }
+    });
+    return slot;
+  };
+
+  const retire = (slot: Slot) => {
+    if (active === slot) active = undefined;
+    if (slot.jobs.size === 0) stop(slot);
+    else retiring.add(slot);
+  };
+
+  const startInline = (error: unknown): Promise<(markdown: string) => string> => {
+    onFailure(new Error(`the render worker could not start, rendering in this thread: ${error instanceof Error ? error.message : String(error)}`));
+    return loadHtmlRenderer();
+  };
+
+  const renderInline = async (job: Job) => {
+    inline ??= loadHtmlRenderer();
+    clearTimeout(job.timer);
+    try {
+      job.resolve((await inline)(job.markdown));
+    } catch (error) {
+      fallback(job, undefined, error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const dispatch = (job: Job, retry: boolean) => {
+    if (inline) return void renderInline(job);
+    if (!active) active = spawn();
+    const slot = active;
+    if (!slot) return void renderInline(job);
+    if (slot.sent >= recycleAfter && !warming) warming = spawn();
+    slot.sent++;
+    job.attempts++;
+    slot.jobs.set(job.id, job);
+    slot.worker.ref();
+    job.timer = setTimeout(() => {
+      if (!slot.jobs.has(job.id)) return;
+      // A render this slow means the worker is stuck on it: answer it as text, and replace the worker.
+      fallback(job, slot, `rendering took over ${timeoutMs} ms`);
+      if (retry) stop(slot);
+    }, timeoutMs);
+    slot.worker.postMessage({ id: job.id, markdown: job.markdown } satisfies RenderJob);
+  };
+
   return {
-    async render(markdown) {
-      ready ??= load().catch((error: unknown) => {
-        ready = undefined;
-        throw error;
+    render(markdown) {
+      closed = false;
+      return new Promise<string>((resolve) => {
+        const job: Job = { id: nextId++, markdown, attempts: 0, resolve, timer: undefined as unknown as NodeJS.Timeout };
+        if (pending() >= maxQueue) return fallback(job, undefined, `more than ${maxQueue} renders were waiting`);
+        dispatch(job, true);
       });
-      return (await ready)(markdown);
+    },
+    stats() {
+      return { workersStarted: started, running: [active, warming, ...retiring].filter(Boolean).length, pending: pending(), inThread: inline !== undefined };
+    },
+    async close() {
+      closed = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = undefined;
+      const slots = [active, warming, ...retiring].filter((slot): slot is Slot => slot !== undefined);
+      for (const slot of slots) slot.stopping = true;
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
     },
   };
+}
+
+/*
+ * A small young generation (the default is 48 MB): jsdom's import grows it to the
+ * maximum, resident memory it never gives back. The old-generation cap bounds what a
+ * worker can retain between recycles; one that hits it dies and is replaced.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 192 };
+
+/**
+ * Starts the worker next to this module: `render-worker.js` in the build.
+ * Running from the TypeScript sources (tests, tsx), it is loaded through
+ * tsx, which is then installed as a development dependency.
+ */
+function startWorker(): Worker {
+  const here = import.meta.url;
+  if (here.endsWith(".ts")) {
+    const entry = new URL("./render-worker.ts", here).href;
+    const tsx = import.meta.resolve("tsx/esm/api");
+    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+    return new Worker(boot, { eval: true, resourceLimits: WORKER_LIMITS });
+  }
+  const entry = new URL("./render-worker.js", here);
+  if (!existsSync(fileURLToPath(entry))) throw new Error(`${fileURLToPath(entry)} is missing`);
+  // Flags of how this process was started (`--input-type`, `-e <script>`) would stop a worker from starting.
+  return new Worker(entry, { resourceLimits: WORKER_LIMITS, execArgv: process.execArgv.filter((arg) => /^--(max|expose|enable|cpu-prof|heap-prof|no-)/.test(arg)) });
+}
+
+/** Markdown as escaped text in paragraphs: what a reply becomes when it cannot be rendered. */
+export function escapedText(markdown: string): string {
+  const escaped = markdown.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`).trim();
+  if (escaped === "") return "";
+  return escaped
+    .split(/\n{2,}/)
+    .map((paragraph) => `<p>${paragraph.replace(/\n/g, "<br>")}</p>`)
+    .join("\n");
 }

@@ -76,10 +76,14 @@ export function createApiRateLimits(
 /** Lets a request through, reporting the bucket on the response when it is the tightest so far; else 429. */
 function admit(event: H3Event, limit: Limit, decision: RateDecision, message: string): void {
   if (!decision.ok) refuse(limit, decision.retryAfterSeconds, message, decision);
+  // The remaining count already on the response, kept as a number: reading it back from the headers costs more.
+  const context = event.context as { rateLimitShown?: number };
+  if (context.rateLimitShown !== undefined && context.rateLimitShown <= decision.remaining) return;
+  context.rateLimitShown = decision.remaining;
   const headers = event.res.headers;
-  const shown = headers.get("x-ratelimit-remaining");
-  if (shown !== null && Number(shown) <= decision.remaining) return;
-  for (const [name, value] of Object.entries(rateHeaders(limit, decision))) headers.set(name, value);
+  headers.set("x-ratelimit-limit", String(limit.perMinute));
+  headers.set("x-ratelimit-remaining", String(Math.max(0, decision.remaining)));
+  headers.set("x-ratelimit-reset", String(Math.ceil(decision.resetMs / 1000)));
 }
 
 function refuse(limit: Limit, retryAfterSeconds: number, message: string, decision: RateDecision): never {

@@ -1,55 +1,61 @@
 import { getRequestIP, type H3Event } from "h3";
 import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
-import { createLogger, logRequests, type Logger, type LogSink } from "./logger.js";
+import type { HttpErrorReporter } from "./errors.js";
+import { createLogger, type Logger, type LogSink } from "./logger.js";
+import { createRequestPipeline } from "./pipeline.js";
 import { createApiRateLimits } from "./rate-limits.js";
 
 export interface RequestGuardOptions {
   /** Where log lines go. Default: stderr. */
   logSink?: LogSink;
+  /** Called with unexpected errors (the client sees a bare 500). */
+  onUnexpectedError: HttpErrorReporter;
 }
 
 /** The per-request concerns around the API's routes, configured from the service. */
 export interface RequestGuards {
   logger: Logger;
-  /** Outermost middleware: request id on the response, one log line when answered. */
-  logRequests: (event: H3Event, next: () => unknown) => Promise<unknown>;
-  /** Middleware: the per-IP rate limit (429 in the envelope when it runs inside the error middleware). */
-  perIp: (event: H3Event) => void;
+  /**
+   * The API's middleware: request id, error envelope and one log line per
+   * request (unless an outer pipeline does that), and the per-IP rate limit.
+   */
+  pipeline: (event: H3Event, next: () => unknown) => unknown;
   /** Wraps an authenticator with the failed-authentication and per-key limits. */
   authenticate(authenticate: (event: H3Event) => Principal): (event: H3Event) => Principal;
 }
 
 /**
- * Request ids, structured logs and rate limits for an app serving the API,
- * configured from `service.config` (`logLevel`, `rateLimit`, `trustProxy`).
+ * Request ids, error envelopes, structured logs and rate limits for an app
+ * serving the API, configured from `service.config` (`logLevel`, `rateLimit`, `trustProxy`).
  *
  * @example
- * const guards = createRequestGuards(service);
- * api.use(guards.logRequests).use(envelopeErrors()).use(guards.perIp);
+ * const guards = createRequestGuards(service, { onUnexpectedError: () => {} });
+ * api.use(guards.pipeline);
  * registerRoutes(api, service, apiRoutes, guards.authenticate(createAuthenticator(service)));
  */
-export function createRequestGuards(service: ChatService, { logSink }: RequestGuardOptions = {}): RequestGuards {
+export function createRequestGuards(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions): RequestGuards {
   const ip = clientIp(service);
   const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
   const limits = createApiRateLimits(service.config.rateLimit, ip);
   return {
     logger,
-    logRequests: logRequests(logger, { ip }),
-    perIp: (event) => limits.perIp(event),
+    pipeline: createRequestPipeline({ logger, ip, onUnexpectedError, admit: (event) => limits.perIp(event) }),
     authenticate: (authenticate) => limits.guard(authenticate),
   };
 }
 
 /**
- * Request ids and one log line per request, for an app that mounts the API
- * and serves other routes too (the API's own lines are then written here, once).
+ * Request ids, error envelopes and one log line per request, for an app that
+ * mounts the API and serves other routes too (the API's requests are then
+ * answered and logged here, once).
  *
  * @example
- * const app = new H3().use(createRequestLogging(service)).mount("/api/v1", createApiApp(service));
+ * const app = new H3().use(createRequestHandling(service, { onUnexpectedError: () => {} })).mount("/api/v1", createApiApp(service));
  */
-export function createRequestLogging(service: ChatService, { logSink }: RequestGuardOptions = {}) {
-  return logRequests(createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) }), { ip: clientIp(service) });
+export function createRequestHandling(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions) {
+  const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
+  return createRequestPipeline({ logger, ip: clientIp(service), onUnexpectedError });
 }
 
 /** The client's IP: the socket's, or `X-Forwarded-For`'s first only behind a trusted proxy. */

@@ -1,4 +1,4 @@
-import { getRouterParams, type H3, type H3Event } from "h3";
+import { getRouterParams, type H3, type H3Event, type Middleware } from "h3";
 import { z } from "zod";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
@@ -86,6 +86,7 @@ export function registerRoutes(
   service: ChatService,
   routes: RouteDefinition[],
   authenticate: (event: H3Event) => Principal,
+  { middleware }: { middleware?: Middleware[] } = {},
 ): void {
   for (const route of routes) {
     const handler = (event: H3Event) => {
@@ -99,7 +100,7 @@ export function registerRoutes(
         body: () => readJsonBody(event),
       });
     };
-    app.on(route.method, route.path, handler);
+    app.on(route.method, route.path, handler, middleware && { middleware });
   }
 }
 

@@ -6,10 +6,10 @@ import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
 import { createWidgetApp } from "../widget/app.js";
 import { DEMO_SLUG, demoPage } from "../widget/demo-page.js";
-import { createApiApp, envelopeErrors, reportUnexpected, type ApiAppOptions } from "./app.js";
+import { createApiApp, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { toErrorEnvelope } from "./errors.js";
 import { createHealthHandler, HEALTH_PATH } from "./health.js";
-import { createRequestLogging } from "./request-guards.js";
+import { createRequestHandling } from "./request-guards.js";
 
 export interface StartServerOptions extends ApiAppOptions {
   /** TCP port; 0 picks a free one. Default 3000. */
@@ -40,8 +40,7 @@ export function createServerApp(service: ChatService, options: ApiAppOptions = {
   const reporter = options.onUnexpectedError ?? reportUnexpected;
   // The config hook also catches what h3 rejects before any middleware runs (malformed URLs).
   const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
-    .use(createRequestLogging(service, options))
-    .use(envelopeErrors(reporter))
+    .use(createRequestHandling(service, { logSink: options.logSink, onUnexpectedError: reporter }))
     .mount("/api/v1", createApiApp(service, options))
     .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG] }));
   app.get("/", (event) => demoPage(event, service));

@@ -14,7 +14,7 @@ export const TEST_BUILD_DIR = TEST_CLI_DIR;
 export default async function setup(): Promise<void> {
   await build({
     config: false,
-    entry: { cli: "src/cli.ts", index: "src/index.ts", h3: "src/h3.ts", client: "src/client/index.ts" },
+    entry: { cli: "src/cli.ts", index: "src/index.ts", h3: "src/h3.ts", client: "src/client/index.ts", "render-worker": "src/core/render-worker.ts" },
     outDir: TEST_CLI_DIR,
     format: ["esm"],
     target: "node20",

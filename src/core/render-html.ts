@@ -1,0 +1,53 @@
+import type { Config } from "isomorphic-dompurify";
+
+/*
+ * What a reply may contain. An allow-list, so anything new in HTML stays out:
+ * no style (hiding or overlaying content), no forms, no SVG/MathML, no iframes.
+ * Images are dropped deliberately: an <img> in model output (or in an ingested
+ * page the extractive model quotes) can be a tracking pixel fetched by every
+ * visitor's browser. `class` is not allowed either, so a reply can never
+ * forge or imitate the `svc-branding` element.
+ */
+const SANITIZE: Config = {
+  ALLOWED_TAGS: [
+    "p", "br", "hr", "strong", "b", "em", "i", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub",
+  ],
+  ALLOWED_ATTR: ["href", "title", "start", "colspan", "rowspan", "align"],
+  // Absolute web links, mail and phone only: relative URLs mean nothing inside the integrator's page.
+  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|tel:)/i,
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
+
+const openInNewTab = (node: Element) => {
+  if (node.tagName === "A" && node.hasAttribute("href")) {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
+  }
+};
+
+/**
+ * Loads marked and isomorphic-dompurify (with jsdom: about a second and
+ * 100 MB) and returns the synchronous Markdown -> sanitised HTML function.
+ * The render worker runs it; so does the in-process fallback.
+ *
+ * @example
+ * const toHtml = await loadHtmlRenderer();
+ * toHtml("**Hi** <script>alert(1)</script>"); // "<p><strong>Hi</strong> </p>"
+ */
+export async function loadHtmlRenderer(): Promise<(markdown: string) => string> {
+  const [{ Marked }, purify] = await Promise.all([import("marked"), import("isomorphic-dompurify")]);
+  const marked = new Marked({ gfm: true, async: false });
+  return (markdown: string): string => {
+    const html = marked.parse(markdown) as string;
+    // The DOMPurify instance is shared by the thread (and clearWindow() drops hooks):
+    // the hook lives only for this synchronous call, so it never leaks into other users.
+    purify.addHook("afterSanitizeAttributes", openInNewTab);
+    try {
+      return (purify.sanitize(html, { ...SANITIZE, RETURN_TRUSTED_TYPE: false }) as string).trim();
+    } finally {
+      purify.removeHook("afterSanitizeAttributes", openInNewTab);
+    }
+  };
+}

@@ -1,0 +1,78 @@
+import type { H3Event } from "h3";
+import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
+import { logRequest, scopeOf, type Logger } from "./logger.js";
+import { requestIdOf } from "./request-id.js";
+
+export interface RequestPipelineOptions {
+  logger: Logger;
+  /** The client's IP, for the log line. */
+  ip: (event: H3Event) => string | undefined;
+  /** Called with unexpected errors (the client sees a bare 500). */
+  onUnexpectedError: HttpErrorReporter;
+  /** Runs before the route, inside the error handling (e.g. the per-IP rate limit: its 429 is an envelope). */
+  admit?: (event: H3Event) => void;
+}
+
+/**
+ * The one middleware around every request: it puts the request id on the
+ * response, turns any error into the envelope, writes one log line when the
+ * request is answered, and runs `admit` first. Installed on the API and on
+ * the server around it; only the outermost one answers and logs (a nested
+ * one only admits), so a request pays for one layer. It stays synchronous
+ * for synchronous handlers: an async middleware costs a promise and a
+ * microtask hop per request.
+ *
+ * @example
+ * app.use(createRequestPipeline({ logger, ip: (event) => getRequestIP(event), onUnexpectedError: () => {} }));
+ */
+export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: RequestPipelineOptions) {
+  return (event: H3Event, next: () => unknown): unknown => {
+    const scope = scopeOf(event);
+    if (scope.piped) {
+      admit?.(event);
+      return next();
+    }
+    scope.piped = true;
+    const started = performance.now();
+    requestIdOf(event);
+    const failed = (error: unknown) => {
+      // h3's control values (symbols) are not errors: let h3 see them.
+      if (typeof error === "symbol") throw error;
+      const envelope = toErrorEnvelope(error, event, onUnexpectedError);
+      logRequest(logger, event, { status: event.res.status ?? 500, started, ip: ip(event) });
+      return envelope;
+    };
+    const answered = (result: unknown) => {
+      const nodeRes = event.runtime?.node?.res;
+      if (isPlain(result) || !nodeRes || nodeRes.writableFinished) {
+        logRequest(logger, event, { status: statusOf(result, event), started, ip: ip(event) });
+      } else {
+        // A stream (Server-Sent Events) or a Response: log once it is sent, with the status that went out.
+        nodeRes.once("close", () =>
+          logRequest(logger, event, { status: nodeRes.statusCode || statusOf(result, event), started, ip: ip(event), aborted: !nodeRes.writableFinished }),
+        );
+      }
+      return result;
+    };
+    let result: unknown;
+    try {
+      admit?.(event);
+      result = next();
+    } catch (error) {
+      return failed(error);
+    }
+    return typeof (result as Promise<unknown> | undefined)?.then === "function" ? (result as Promise<unknown>).then(answered, failed) : answered(result);
+  };
+}
+
+/** A JSON value or text: h3 sends it at once, so the request is answered when the handler returns. */
+function isPlain(result: unknown): boolean {
+  if (result === null || typeof result !== "object") return true;
+  const proto = Object.getPrototypeOf(result);
+  return proto === Object.prototype || proto === Array.prototype || proto === null;
+}
+
+function statusOf(result: unknown, event: H3Event): number {
+  const fromResult = !isPlain(result) ? (result as { status?: unknown }).status : undefined;
+  return typeof fromResult === "number" ? fromResult : (event.res.status ?? 200);
+}

@@ -1,0 +1,103 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRenderer, escapedText, type Renderer, type RendererOptions } from "../../src/core/render.js";
+import { TEST_BUILD_DIR } from "../support/build-cli.js";
+import { tempDir } from "../support/harness.js";
+
+const renderers: Renderer[] = [];
+afterEach(async () => {
+  await Promise.all(renderers.splice(0).map((r) => r.close()));
+});
+
+function renderer(options: RendererOptions = {}): { r: Renderer; failures: string[] } {
+  const failures: string[] = [];
+  const r = createRenderer({ onFailure: (e) => failures.push(e.message), ...options });
+  renderers.push(r);
+  return { r, failures };
+}
+
+const REPLY = "**Widgetron** [docs](https://example.com/docs) <script>alert(1)</script> <img src=https://t.example/p.gif>\n\n- one\n- two";
+const SAFE_REPLY =
+  '<p><strong>Widgetron</strong> <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer">docs</a>  </p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>';
+
+describe("the render worker", () => {
+  it("renders and sanitises in a worker thread, many replies at once", async () => {
+    const { r, failures } = renderer({ idleMs: 60_000 });
+    const out = await Promise.all(Array.from({ length: 20 }, (_, i) => r.render(`${REPLY}\n\nreply ${i}`)));
+    for (const [i, html] of out.entries()) expect(html).toBe(`${SAFE_REPLY}\n<p>reply ${i}</p>`);
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0, inThread: false });
+    expect(failures).toEqual([]);
+  });
+
+  it("replaces its worker every `recycleAfter` renders without failing or delaying a render", async () => {
+    const { r, failures } = renderer({ recycleAfter: 5, idleMs: 60_000 });
+    for (let i = 0; i < 12; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    // Each replacement warms up before it takes over, so at least one recycle happened in 12 renders.
+    await expect.poll(() => r.stats().workersStarted, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < 5; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    await expect.poll(() => r.stats().running, { timeout: 15_000 }).toBe(1);
+    expect(failures).toEqual([]);
+  });
+
+  it("stops the worker after the idle period, and starts a new one for the next render", async () => {
+    const { r } = renderer({ idleMs: 200 });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats().running).toBe(1);
+    await expect.poll(() => r.stats().running, { timeout: 5_000 }).toBe(0);
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 2, running: 1 });
+  });
+
+  it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
+    const { r, failures } = renderer({ timeoutMs: 1 });
+    // The worker cannot even load jsdom within 1 ms.
+    expect(await r.render(REPLY)).toBe(escapedText(REPLY));
+    expect(failures).toEqual([expect.stringContaining("took over 1 ms")]);
+    expect(escapedText(REPLY)).not.toMatch(/<(script|img|a)\b/);
+  });
+
+  it("bounds the queue: renders beyond it are answered at once as escaped text", async () => {
+    const { r, failures } = renderer({ maxQueue: 2 });
+    const out = await Promise.all(Array.from({ length: 5 }, () => r.render(REPLY)));
+    expect(out.filter((html) => html === SAFE_REPLY)).toHaveLength(2);
+    expect(out.filter((html) => html === escapedText(REPLY))).toHaveLength(3);
+    expect(failures).toHaveLength(3);
+  });
+
+  it("close() stops every worker", async () => {
+    const { r } = renderer();
+    await r.render(REPLY);
+    await r.close();
+    expect(r.stats().running).toBe(0);
+  });
+});
+
+describe("escapedText", () => {
+  it("escapes markup and keeps paragraphs and line breaks", () => {
+    expect(escapedText(`a <b>&"'\nc\n\n d`)).toBe("<p>a &#60;b&#62;&#38;&#34;&#39;<br>c</p>\n<p> d</p>");
+    expect(escapedText("  ")).toBe("");
+  });
+});
+
+describe("the built package", () => {
+  it("starts render-worker.js from dist and renders operator messages through it", () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const script = `
+        const { createChatService } = await import(${JSON.stringify(join(TEST_BUILD_DIR, "index.js"))});
+        const service = createChatService({ db: ${JSON.stringify(join(dir, "t.db"))}, env: {} });
+        const { organization } = await service.bootstrap({ organizationName: "Acme", email: "o@acme.test" });
+        const { conversation_id } = service.conversations.start(organization.id, "demo", {});
+        const message = await service.chat.post(organization.id, conversation_id, { role: "assistant", message: ${JSON.stringify(REPLY)} });
+        process.stdout.write(JSON.stringify({ content: message.content }));
+        await service.close();`;
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
+      expect(run.stderr).not.toContain("could not start");
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout).content).toContain(SAFE_REPLY);
+    } finally {
+      cleanup();
+    }
+  });
+});
