@@ -100,6 +100,11 @@ export interface ChatServiceOptions {
    * within a conversation never pay that wait, short enough that an idle server gives the memory back.
    */
   renderIdleMs?: number;
+  /**
+   * Sanitise replies in a worker thread (default true, env `CHATSVC_RENDER_WORKER=0` to turn off).
+   * Off, jsdom loads once into this thread and stays: less start-up work per service, no memory bounds.
+   */
+  renderWorker?: boolean;
   /** Environment to read; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -127,6 +132,7 @@ export interface ResolvedConfig {
   countryHeader: string;
   busyTimeoutMs: number;
   renderIdleMs: number;
+  renderWorker: boolean;
 }
 
 export const DEFAULT_DB_FILE = "./.chatsvc/chatsvc.db";
@@ -229,6 +235,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
     renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
+    renderWorker: options.renderWorker ?? (env.CHATSVC_RENDER_WORKER === undefined || env.CHATSVC_RENDER_WORKER === "" ? true : bool("renderWorker", env.CHATSVC_RENDER_WORKER)),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");
   return config;

@@ -18,13 +18,15 @@ export interface RendererOptions {
   recycleAfter?: number;
   /**
    * Idle time after which the worker stops, so an idle server gives jsdom's ~90 MB back, in ms.
-   * The next render then waits for a worker to start (0.5-1 s). Default 1 000.
+   * The next render then waits for a worker to start (0.5-1 s). Default 1 000 (the service passes `renderIdleMs`).
    */
   idleMs?: number;
   /** Longest one render may take before it is answered as escaped text and the worker replaced, in ms. Default 10 000. */
   timeoutMs?: number;
   /** Most renders waiting for the worker; beyond it replies are answered as escaped text. Default 500. */
   maxQueue?: number;
+  /** Render in this thread instead of a worker (jsdom stays loaded; no recycling). Default false. */
+  inThread?: boolean;
   /** Told when a reply had to be answered as escaped text, or the worker could not start. Default: `console.error`. */
   onFailure?: (error: Error) => void;
 }
@@ -71,6 +73,7 @@ export function createRenderer({
   idleMs = 1_000,
   timeoutMs = 10_000,
   maxQueue = 500,
+  inThread = false,
   onFailure = (error) => console.error(`chatsvc: ${error.message}`),
 }: RendererOptions = {}): Renderer {
   let active: Slot | undefined;
@@ -191,7 +194,7 @@ export function createRenderer({
   };
 
   const dispatch = (job: Job, retry: boolean) => {
-    if (inline) return void renderInline(job);
+    if (inline || inThread) return void renderInline(job);
     if (!active) active = spawn();
     const slot = active;
     if (!slot) return void renderInline(job);

@@ -61,7 +61,7 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
   const { dir, cleanup } = tempDir();
   const dbFile = join(dir, "chatsvc.db");
   // Request log lines at info would bury test output; failures (warn, error) still show.
-  const service = createChatService({ env: {}, logLevel: "warn", ...options, db: dbFile });
+  const service = createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, db: dbFile });
   const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;
