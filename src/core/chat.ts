@@ -187,6 +187,22 @@ export function createChat(db: Db, deps: ChatDeps) {
     return fresh;
   };
 
+  /** Inside the write transaction: stores a generated reply and moves the conversation's last activity. */
+  const storeReply = (conversationId: number, generated: Generated): MessageRow => {
+    const assistant = messages.insert({
+      conversationId,
+      role: "assistant",
+      content: generated.html,
+      sources: generated.sources,
+      model: generated.model,
+      responseMs: generated.responseMs,
+      cannotAnswer: generated.cannotAnswer,
+      createdAt: nowIso(),
+    });
+    conversations.touch(conversationId, assistant.created_at);
+    return assistant;
+  };
+
   const toReply = (row: MessageRow, generated: Generated, organizationId: number, actions: EventAction[]): ReplyData => ({
     reply: messages.present(generated.html, organizationId),
     conversation_id: row.conversation_id,
@@ -213,17 +229,7 @@ export function createChat(db: Db, deps: ChatDeps) {
           const fresh = recheckOpen(bot, conversation.id);
           const status = credits.charge(organizationId, cost);
           const user = messages.insert({ conversationId: fresh.id, role: "user", content: message, createdAt: receivedAt });
-          const assistant = messages.insert({
-            conversationId: fresh.id,
-            role: "assistant",
-            content: generated.html,
-            sources: generated.sources,
-            model: generated.model,
-            responseMs: generated.responseMs,
-            cannotAnswer: generated.cannotAnswer,
-            createdAt: nowIso(),
-          });
-          conversations.touch(fresh.id, assistant.created_at);
+          const assistant = storeReply(fresh.id, generated);
           const action = emit({
             name: "message_received",
             organizationId,
@@ -269,17 +275,7 @@ export function createChat(db: Db, deps: ChatDeps) {
         if (messages.latestAssistantId(fresh.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
         const status = credits.charge(organizationId, cost);
         messages.flagRegenerated(old.id);
-        const assistant = messages.insert({
-          conversationId: fresh.id,
-          role: "assistant",
-          content: generated.html,
-          sources: generated.sources,
-          model: generated.model,
-          responseMs: generated.responseMs,
-          cannotAnswer: generated.cannotAnswer,
-          createdAt: nowIso(),
-        });
-        conversations.touch(fresh.id, assistant.created_at);
+        const assistant = storeReply(fresh.id, generated);
         return { data: toReply(assistant, generated, organizationId, []), meta: creditMeta(status, cost) };
       });
     },
