@@ -6,7 +6,7 @@ import type { Db } from "./db/open.js";
 import { ChatsvcError } from "./errors.js";
 import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus } from "./events.js";
 import type { Message, Messages } from "./messages.js";
-import { checkRange, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import { checkRange, pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
 import { body, email, oneOf, parse, text } from "./validation.js";
 
 /**
@@ -344,18 +344,14 @@ export function createConversations(db: Db, { chatbots, messages, events }: Conv
     list(organizationId: number, query: ConversationListQuery = {}): Page<ConversationRecord> {
       const q = parse(listSchema, query);
       checkRange(q);
-      const page = q.page ?? 1;
-      const perPage = q.per_page ?? 20;
-      const params = {
+      const filters = {
         org: organizationId,
         chatbot: q.chatbot === undefined ? null : chatbotFilter(chatbots, organizationId, q.chatbot),
         since: q.since ?? null,
         until: q.until ?? null,
         status: q.status ?? null,
       };
-      const total = countPage.get(params)!.n;
-      const rows = listPage.all({ ...params, limit: perPage, offset: (page - 1) * perPage });
-      return { data: rows.map(toRecord), meta: pageMeta({ page, perPage, total, count: rows.length }) };
+      return readPage({ count: countPage, page: listPage }, filters, q, toRecord);
     },
   };
 }

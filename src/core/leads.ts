@@ -6,7 +6,7 @@ import type { Db } from "./db/open.js";
 import { ChatsvcError } from "./errors.js";
 import type { EventBus, LeadPayload } from "./events.js";
 import type { Message, Messages } from "./messages.js";
-import { checkRange, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import { checkRange, pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
 import { body, email, parse, text } from "./validation.js";
 
 export interface LeadInput {
@@ -169,17 +169,13 @@ export function createLeads(db: Db, { chatbots, conversations, messages, events 
     list(organizationId: number, query: PageQuery = {}): Page<Lead> {
       const q = parse(listSchema, query);
       checkRange(q);
-      const page = q.page ?? 1;
-      const perPage = q.per_page ?? 20;
-      const params = {
+      const filters = {
         org: organizationId,
         chatbot: q.chatbot === undefined ? null : chatbotFilter(chatbots, organizationId, q.chatbot),
         since: q.since ?? null,
         until: q.until ?? null,
       };
-      const total = countPage.get(params)!.n;
-      const rows = listPage.all({ ...params, limit: perPage, offset: (page - 1) * perPage });
-      return { data: rows.map(toLead), meta: pageMeta({ page, perPage, total, count: rows.length }) };
+      return readPage({ count: countPage, page: listPage }, filters, q, toLead);
     },
 
     /** Account level: one lead with its conversation's transcript. */
