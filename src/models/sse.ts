@@ -7,11 +7,20 @@ export interface SseEvent {
 /** A line longer than this is not an event stream (or a broken one); stop instead of buffering without end. */
 const MAX_LINE_CHARS = 1_000_000;
 
+export interface ParseSseOptions {
+  /**
+   * Deliver an event still pending when the stream ends (default true: some
+   * model servers omit the last blank line). False drops it, as browsers do,
+   * so a reader can tell a stream that was cut mid-event.
+   */
+  keepUnterminated?: boolean;
+}
+
 /**
  * Parses a Server-Sent Events byte stream (WHATWG rules: `\r\n`, `\n` or `\r`
  * line ends, `:` comments, multi-line `data:`, a blank line ends an event),
- * whatever way the bytes are split into chunks. An event still pending when
- * the stream ends is delivered too, as some servers omit the last blank line.
+ * whatever way the bytes are split into chunks. Leaving the loop early cancels
+ * the stream, which closes the connection.
  *
  * @example
  * for await (const { data } of parseSse(response.body)) {
@@ -19,7 +28,10 @@ const MAX_LINE_CHARS = 1_000_000;
  *   console.log(JSON.parse(data));
  * }
  */
-export async function* parseSse(body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* parseSse(
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
+  { keepUnterminated = true }: ParseSseOptions = {},
+): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
   let event = "";
@@ -53,7 +65,11 @@ export async function* parseSse(body: AsyncIterable<Uint8Array> | ReadableStream
     }
   }
   buffer += decoder.decode();
-  for (const line of [...buffer.replace(/\r$/, "").split(/\r\n|\r|\n/), ""]) {
+  // Here a trailing `\r` was a line end after all; what follows the last line end is unterminated.
+  const lines = buffer.split(/\r\n|\r|\n/);
+  const unterminated = lines.pop()!;
+  if (keepUnterminated) lines.push(unterminated, "");
+  for (const line of lines) {
     const ready = take(line);
     if (ready) yield ready;
   }
