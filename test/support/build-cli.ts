@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { build } from "tsup";
+import { build, type Options } from "tsup";
+import packageBuild from "../../tsup.config.js";
 
 /** Where the test build of the CLI goes: tests run the real binary built from the current sources. */
 export const TEST_CLI_DIR = join(import.meta.dirname, "..", "..", "node_modules", ".cache", "chatsvc-test-cli");
@@ -10,11 +11,12 @@ export const TEST_CLI_DIR = join(import.meta.dirname, "..", "..", "node_modules"
  */
 export const TEST_BUILD_DIR = TEST_CLI_DIR;
 
-/** vitest global setup: one quick ESM build of the CLI and the package entries (no type declarations) per test run. */
+/** vitest global setup: one quick ESM build of the package's entries (no type declarations) per test run. */
 export default async function setup(): Promise<void> {
   await build({
     config: false,
-    entry: { cli: "src/cli.ts", index: "src/index.ts", h3: "src/h3.ts", client: "src/client/index.ts", "render-worker": "src/core/render-worker.ts" },
+    // The package's own entries, so a new one (like the render worker) cannot be missing from what tests run.
+    entry: (packageBuild as Options).entry,
     outDir: TEST_CLI_DIR,
     format: ["esm"],
     target: "node20",
