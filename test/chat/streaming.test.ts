@@ -3,6 +3,7 @@ import type { DomainEvent } from "../../src/core/events.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.js";
 import { BRANDING, ingestDocs, openConversation, rowCounts } from "./helpers.js";
+import { parseSseText } from "../support/sse.js";
 
 let h: Harness;
 let fake: FakeOpenAI;
@@ -21,23 +22,6 @@ afterEach(async () => {
 
 const QUESTION = { message: "How do I install Widgetron with npm?" };
 
-interface SseEvent {
-  event: string;
-  data: any;
-}
-
-function parseEvents(text: string): SseEvent[] {
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      const lines = block.split("\n");
-      return {
-        event: lines.find((l) => l.startsWith("event: "))!.slice(7),
-        data: JSON.parse(lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")),
-      };
-    });
-}
 
 const stream = (path: string, body: unknown, init: RequestInit = {}) =>
   fetch(`${h.api}${path}`, {
@@ -53,7 +37,7 @@ describe("send-message as Server-Sent Events", () => {
     const res = await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const frames = parseEvents(await res.text());
+    const frames = parseSseText(await res.text());
     const deltas = frames.filter((f) => f.event === "delta");
     expect(deltas.length).toBeGreaterThan(1);
     for (const d of deltas) expect(Object.keys(d.data)).toEqual(["text"]);
@@ -91,7 +75,7 @@ describe("send-message as Server-Sent Events", () => {
     const id = await openConversation(h);
     const before = rowCounts(h.service);
     const res = await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION);
-    const frames = parseEvents(await res.text());
+    const frames = parseSseText(await res.text());
     expect(frames).toEqual([{ event: "error", data: { success: false, message: "The model provider failed; retry once", conversation_id: id } }]);
     expect(rowCounts(h.service)).toEqual(before);
   });

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
 import { createWidgetApp } from "../../src/h3.js";
 import { startHarness, type Harness } from "../support/harness.js";
-import { openWidgetConversation, parseSse, widgetCall } from "./support.js";
+import { parseSseText } from "../support/sse.js";
+import { openWidgetConversation, widgetCall } from "./support.js";
 
 let h: Harness;
 let events: DomainEvent[];
@@ -69,7 +70,7 @@ describe("a visitor's conversation through the widget", () => {
     });
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(res.headers.get("access-control-allow-origin")).toBe("https://shop.example");
-    const frames = parseSse(await res.text());
+    const frames = parseSseText(await res.text());
     expect(frames.filter((f) => f.event === "delta").length).toBeGreaterThan(1);
     const done = frames.at(-1)!;
     expect(done.event).toBe("done");

@@ -23,17 +23,3 @@ export async function openWidgetConversation(h: Harness, slug = "demo", origin?:
   if (res.status !== 201) throw new Error(`could not open a widget conversation: ${res.status} ${res.text}`);
   return { id: res.body.data.conversation_id, token: res.body.data.token };
 }
-
-/** Parses a Server-Sent Events body into `{event, data}` frames. */
-export function parseSse(text: string): { event: string; data: any }[] {
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      const lines = block.split("\n");
-      return {
-        event: lines.find((l) => l.startsWith("event: "))!.slice(7),
-        data: JSON.parse(lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")),
-      };
-    });
-}
