@@ -139,6 +139,8 @@ export function createChat(db: Db, deps: ChatDeps) {
     const started = performance.now();
     const spec = specOf(bot);
     const call = createCallSignal(options.signal, config.modelTimeoutMs);
+    // jsdom loads (0.5-1 s, more on a busy host) while retrieval and the model work.
+    renderer.warm();
     try {
       const context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
       if (context.length === 0) {

@@ -7,6 +7,11 @@ import type { RenderAnswer, RenderJob } from "./render-worker.js";
 /** Turns Markdown (model replies, operator messages) into HTML that is safe to insert into a page. */
 export interface Renderer {
   render(markdown: string): Promise<string>;
+  /**
+   * Starts the worker if none is running, so a render that follows soon (a
+   * reply, once the model has answered) does not wait for jsdom to load.
+   */
+  warm(): void;
   /** Stops the worker; later renders start a new one. */
   close(): Promise<void>;
   /** Figures for metrics: workers started so far, worker threads alive, renders waiting, and whether renders run in this thread. */
@@ -220,6 +225,13 @@ export function createRenderer({
         if (pending() >= maxQueue) return fallback(job, undefined, `more than ${maxQueue} renders were waiting`);
         dispatch(job, true);
       });
+    },
+    warm() {
+      if (inThread) inline ??= loadHtmlRenderer();
+      if (inline || active || warming) return;
+      closed = false;
+      active = spawn();
+      armIdle();
     },
     stats() {
       return { workersStarted: started, running: [active, warming, ...retiring].filter(Boolean).length, pending: pending(), inThread: inline !== undefined };

@@ -28,7 +28,7 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   await setup.webhooks.register(tenant.organization.id, { url: `${receiver.url}/hook`, events: ["message_received"] });
   await setup.close();
 
-  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), "serve", "--port", "0", "--db", db, "--allow-private-webhooks", "--shutdown-timeout", "5000"], {
+  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), "serve", "--port", "0", "--db", db, "--allow-private-webhooks", "--shutdown-timeout", "15000"], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? "", CHATSVC_CHAT_MODEL: "openai:fake", OPENAI_BASE_URL: fake.baseUrl, CHATSVC_LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -64,7 +64,7 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
 
   expect(await exited).toBe(0);
   const logs = stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-  expect(logs.find((l) => l.msg === "shutting down")).toMatchObject({ level: "info", signal: "SIGTERM", shutdown_timeout_ms: 5000 });
+  expect(logs.find((l) => l.msg === "shutting down")).toMatchObject({ level: "info", signal: "SIGTERM", shutdown_timeout_ms: 15000 });
   expect(logs.find((l) => l.msg === "stopped")).toMatchObject({ level: "info", signal: "SIGTERM" });
   expect(logs.find((l) => l.msg === "request" && l.route?.endsWith("/messages"))).toMatchObject({ status: 200, key_prefix: key.slice(0, 15) });
 
@@ -75,4 +75,4 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   expect(sqlite.prepare("SELECT role FROM messages WHERE conversation_id = ? ORDER BY id").all(conversation)).toEqual([{ role: "user" }, { role: "assistant" }]);
   // The receiver never answered: the delivery waits in the outbox for the next start.
   expect(sqlite.prepare("SELECT status FROM webhook_deliveries").all()).toEqual([{ status: "pending" }]);
-}, 30_000);
+}, 45_000);

@@ -49,6 +49,20 @@ describe("the render worker", () => {
     expect(r.stats()).toMatchObject({ workersStarted: 2, running: 1 });
   });
 
+  it("warm() starts one worker ahead of the first render, which then uses it; unused, it stops after the idle period", async () => {
+    const { r, failures } = renderer({ idleMs: 300 });
+    r.warm();
+    r.warm();
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0 });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
+    await expect.poll(() => r.stats().running, { timeout: 5_000 }).toBe(0);
+    r.warm();
+    expect(r.stats()).toMatchObject({ workersStarted: 2, running: 1 });
+    await expect.poll(() => r.stats().running, { timeout: 5_000 }).toBe(0);
+    expect(failures).toEqual([]);
+  });
+
   it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
     const { r, failures } = renderer({ timeoutMs: 1 });
     // The worker cannot even load jsdom within 1 ms.
