@@ -13,7 +13,7 @@ export interface RenderJob {
 export type RenderAnswer = { ready: true } | { id: number; html: string } | { id: number; error: string };
 
 const port = parentPort!;
-const toHtml = await loadHtmlRenderer();
+const toHtml = await loadHtmlRenderer({ exclusive: true });
 port.on("message", ({ id, markdown }: RenderJob) => {
   let answer: RenderAnswer;
   try {
