@@ -94,7 +94,8 @@ describe("webhooks from the chat API", () => {
     const before = Date.now();
     const started = await h.call("/chatbots/demo/conversations", { json: {} });
     expect(started.status).toBe(201);
-    expect(Date.now() - before).toBeLessThan(1_000);
+    // Far below the 10 s delivery timeout the request would have waited for.
+    expect(Date.now() - before).toBeLessThan(3_000);
     await r.waitFor(1);
   });
 });
