@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashEmbed } from "../../src/knowledge/embedders/hash.js";
@@ -145,7 +146,9 @@ describe("databases from before chunk_embeddings", () => {
     const expected = await before.knowledge.search("demo", question);
     expect(expected.length).toBeGreaterThan(0);
 
-    // Turn it back into the old layout: vectors in a vec0 table, migration 0002 not applied.
+    // Turn it back into the old layout: vectors in a vec0 table, migration 0002 and later ones not applied.
+    const journal = JSON.parse(readFileSync(new URL("../../drizzle/meta/_journal.json", import.meta.url), "utf8")) as { entries: { tag: string; when: number }[] };
+    const since = journal.entries.find((e) => e.tag === "0002_chunk_embeddings")!.when;
     const sqlite = internalsOf(before).db.$client;
     sqlite.exec(`
       CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id integer primary key, chatbot_id integer partition key, embedding float[384] distance_metric=cosine);
@@ -156,15 +159,15 @@ describe("databases from before chunk_embeddings", () => {
       insert.run(BigInt(row[0]), BigInt(row[1]), row[2]);
     }
     sqlite.exec(`
-      DROP TABLE chunk_embeddings; DROP TABLE chunk_embedding_revisions; DROP TABLE chunks_fts_vocab;
-      DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations);
+      DROP TABLE chunk_embeddings; DROP TABLE chunk_embedding_revisions;
+      DELETE FROM __drizzle_migrations WHERE created_at >= ${since};
     `);
     const chunks = (sqlite.prepare("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
     await before.close();
 
     const after = open(db);
     const migrated = internalsOf(after).db.$client;
-    expect(migrated.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%'").all()).toEqual([]);
+    expect(migrated.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name LIKE 'chunks_fts_vocab%'").all()).toEqual([]);
     expect(migrated.prepare("SELECT count(*) AS n FROM chunk_embeddings").get()).toEqual({ n: chunks });
     expect(await after.knowledge.search("demo", question)).toEqual(expected);
     // Deleting still takes the vectors along.
