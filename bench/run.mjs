@@ -45,6 +45,7 @@ const git = (...a) => {
 const meta = {
   date: new Date().toISOString(),
   mode: quick ? "quick" : "full",
+  scenarios: only ?? "all",
   seed,
   node: process.version,
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
@@ -109,18 +110,20 @@ meta.totalSeconds = Math.round((Date.now() - started) / 1000);
 const table = toMarkdown(rows);
 const datasets = Object.entries(meta.datasets).map(([k, d]) => `${k}: ${d.chunks.toLocaleString("en-US")} chunks / ${d.documents.toLocaleString("en-US")} docs / ${d.mb} MB`).join("; ");
 const header =
-  `chatsvc benchmark (${meta.mode}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
+  `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
   `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
   `Datasets: ${datasets || "none"}; ${meta.totalSeconds} s in all.`;
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(join(RESULTS_DIR, "latest.json"), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
-// latest-<mode> too, so a quick regression run does not hide the last full table.
-for (const name of ["latest", `latest-${meta.mode}`]) {
+// latest-<mode> too, so a quick regression run does not hide the last full table
+// (a run of some scenarios only replaces neither).
+for (const name of only ? ["latest"] : ["latest", `latest-${meta.mode}`]) {
   if (name !== "latest") writeFileSync(join(RESULTS_DIR, `${name}.json`), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
   writeFileSync(join(RESULTS_DIR, `${name}.md`), `${header.split("\n").join("  \n")}\n\n${table}\n`);
 }
 process.stdout.write(`\n${header}\n\n${table}\n`);
-if (flag("update-readme")) {
+if (flag("update-readme") && only) log("--update-readme ignored: the README shows whole runs, not --only ones");
+else if (flag("update-readme")) {
   const readme = join(ROOT_DIR, "README.md");
   const text = readFileSync(readme, "utf8");
   const block = /<!-- bench:start -->[\s\S]*?<!-- bench:end -->/;
