@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "../support/harness.js";
-import { startFakeOpenAI, type FakeMode, type FakeOpenAI } from "./fake-openai.js";
+import type { FakeChatMode } from "../fixtures/fake-http.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { ingestDocs, openConversation, rowCounts } from "./helpers.js";
 
 let h: Harness;
 let fake: FakeOpenAI;
 beforeEach(async () => {
-  fake = await startFakeOpenAI();
+  fake = await startFakeOpenAI({ reply: "Fake **answer** about Widgetron." });
   h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, modelTimeoutMs: 300 });
   await ingestDocs(h.service);
 });
@@ -26,15 +27,15 @@ describe("model failures", () => {
     expect(fake.calls).toBe(1);
   });
 
-  const failures: [FakeMode, string][] = [
-    ["error", "the provider answers 500"],
+  const failures: [FakeChatMode, string][] = [
+    ["fail", "the provider answers 500"],
     ["hang", "the provider does not answer within modelTimeoutMs"],
     ["empty", "the provider answers empty text"],
-    ["garbage", "the provider answers something that is not JSON"],
+    ["malformed", "the provider answers something that is not JSON"],
   ];
   for (const [mode, what] of failures) {
     it(`500 with the conversation id, nothing stored, nothing charged, when ${what}`, async () => {
-      fake.mode = mode;
+      fake.behave({ chat: mode });
       const id = await openConversation(h);
       const before = rowCounts(h.service);
       const started = Date.now();
@@ -44,13 +45,13 @@ describe("model failures", () => {
       expect(rowCounts(h.service)).toEqual(before);
       if (mode === "hang") expect(Date.now() - started).toBeLessThan(3_000);
       // Retrying once the provider recovers works.
-      fake.mode = "ok";
+      fake.behave({ chat: "ok" });
       expect((await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION })).status).toBe(200);
     });
   }
 
   it("the model answer is sanitised: script, handlers, javascript: links and images never come through", async () => {
-    fake.reply = 'Hi <script>alert(1)</script><img src="https://t.example/pixel.gif" onerror="alert(2)"> [x](javascript:alert(3)) <a href="https://ok.example" onclick="alert(4)">ok</a>';
+    fake.behave({ reply: 'Hi <script>alert(1)</script><img src="https://t.example/pixel.gif" onerror="alert(2)"> [x](javascript:alert(3)) <a href="https://ok.example" onclick="alert(4)">ok</a>' });
     const id = await openConversation(h);
     const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
     const reply: string = res.body.data.reply.replace(/<div class="svc-branding">[\s\S]*<\/div>$/, "");
@@ -59,7 +60,7 @@ describe("model failures", () => {
   });
 
   it("a model answer that is nothing once sanitised is a failure, not an empty reply", async () => {
-    fake.reply = "<script>alert(1)</script>";
+    fake.behave({ reply: "<script>alert(1)</script>" });
     const id = await openConversation(h);
     const before = rowCounts(h.service);
     const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
@@ -68,7 +69,7 @@ describe("model failures", () => {
   });
 
   it("the fallback does not call the model", async () => {
-    fake.mode = "error";
+    fake.behave({ chat: "fail" });
     const id = await openConversation(h);
     const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "zzyzx qqqq" } });
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
 import { startHarness, type Harness } from "../support/harness.js";
-import { startFakeOpenAI, type FakeOpenAI } from "./fake-openai.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { BRANDING, ingestDocs, openConversation, rowCounts } from "./helpers.js";
 import { parseSseText } from "../support/sse.js";
 
@@ -71,7 +71,7 @@ describe("send-message as Server-Sent Events", () => {
 
   it("a provider failure mid-stream is one error event with the conversation id; nothing stored or charged", async () => {
     h.service.chatbots.update("demo", { model: "openai:fake" });
-    fake.mode = "error";
+    fake.behave({ chat: "fail" });
     const id = await openConversation(h);
     const before = rowCounts(h.service);
     const res = await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION);
@@ -82,9 +82,7 @@ describe("send-message as Server-Sent Events", () => {
 
   it("a client that disconnects aborts the model call; nothing is stored or charged", async () => {
     h.service.chatbots.update("demo", { model: "openai:fake" });
-    fake.mode = "slow-stream";
-    fake.deltaDelayMs = 100;
-    fake.reply = "one two three four five six seven eight nine ten eleven twelve";
+    fake.behave({ deltaDelayMs: 100, reply: "one two three four five six seven eight nine ten eleven twelve" });
     const id = await openConversation(h);
     const before = rowCounts(h.service);
     const client = new AbortController();

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChatsvcError, createClient, type ChatsvcClient } from "../../src/client/index.js";
 import { apiRoutes } from "../../src/h3.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../chat/fake-openai.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { BRANDING, DOCS, ingestDocs, rowCounts } from "../chat/helpers.js";
 import { startHarness, type Harness } from "../support/harness.js";
 
@@ -115,7 +115,7 @@ describe("retrying once after a 500", () => {
   let fake: FakeOpenAI;
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
+    fake = await startFakeOpenAI({ reply: "Fake **answer** about Widgetron." });
   });
   afterAll(() => fake.close());
   afterEach(() => h.close());
@@ -123,7 +123,7 @@ describe("retrying once after a 500", () => {
   it("retries a failed send once; nothing from the failed attempt is stored", async () => {
     h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, openaiApiKey: "test" });
     await ingestDocs(h.service, "demo", DOCS);
-    fake.mode = "error";
+    fake.behave({ chat: "fail" });
     const statuses: number[] = [];
     const client = createClient({
       baseUrl: h.api,
@@ -132,7 +132,7 @@ describe("retrying once after a 500", () => {
       fetch: async (input, init) => {
         const res = await fetch(input, init);
         statuses.push(res.status);
-        if (res.status === 500) fake.mode = "ok"; // the provider recovers before the retry
+        if (res.status === 500) fake.behave({ chat: "ok" }); // the provider recovers before the retry
         return res;
       },
     });
@@ -149,7 +149,7 @@ describe("retrying once after a 500", () => {
   it("gives up after the second 500, with the service's details", async () => {
     h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, openaiApiKey: "test" });
     await ingestDocs(h.service, "demo", DOCS);
-    fake.mode = "error";
+    fake.behave({ chat: "fail" });
     const client = createClient({ baseUrl: h.api, apiKey: h.tenant.key.key, retryDelayMs: 10 });
     const id = (await client.chatbots.startConversation("demo")).data.conversation_id;
     const calls = fake.calls;

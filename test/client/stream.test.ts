@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatsvcError, createClient, readServerSentEvents, type ChatsvcClient, type ReplyStreamEvent } from "../../src/client/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../chat/fake-openai.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { BRANDING, DOCS, ingestDocs, rowCounts } from "../chat/helpers.js";
 import { startHarness, type Harness } from "../support/harness.js";
 
 let h: Harness;
 let fake: FakeOpenAI;
 let client: ChatsvcClient;
+const REPLY = "Fake **answer** about Widgetron.";
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
+  fake = await startFakeOpenAI({ reply: REPLY });
   h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, openaiApiKey: "test" });
   await ingestDocs(h.service, "demo", DOCS);
   client = createClient({ baseUrl: h.api, apiKey: h.tenant.key.key, retryDelayMs: 10 });
@@ -22,12 +23,12 @@ const open = async () => (await client.chatbots.startConversation("demo")).data.
 
 describe("client.chatbots.stream", () => {
   it("yields the text as it is written, then the full answer", async () => {
-    fake.mode = "ok";
+    fake.behave({ chat: "ok" });
     const events: ReplyStreamEvent[] = [];
     for await (const event of client.chatbots.stream("demo", await open(), "How do I install Widgetron?")) events.push(event);
     const deltas = events.filter((e) => e.type === "delta");
     expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.map((e) => e.text).join("")).toBe(fake.reply);
+    expect(deltas.map((e) => e.text).join("")).toBe(REPLY);
     const done = events.at(-1)!;
     expect(done.type).toBe("done");
     if (done.type !== "done") return;
@@ -46,7 +47,7 @@ describe("client.chatbots.stream", () => {
 
   it("throws an error event as a ChatsvcError carrying the details", async () => {
     const id = await open();
-    fake.mode = "garbage";
+    fake.behave({ chat: "malformed" });
     const seen: ReplyStreamEvent[] = [];
     const failing = (async () => {
       for await (const event of client.chatbots.stream("demo", id, "How do I install Widgetron?")) seen.push(event);
@@ -57,8 +58,7 @@ describe("client.chatbots.stream", () => {
 
   it("closes the stream when the caller stops reading: nothing is stored or charged", async () => {
     const id = await open();
-    fake.mode = "slow-stream";
-    fake.deltaDelayMs = 50;
+    fake.behave({ chat: "ok", deltaDelayMs: 50 });
     const before = rowCounts(h.service);
     const aborted = fake.aborted;
     for await (const event of client.chatbots.stream("demo", id, "How do I install Widgetron?")) {
