@@ -32,7 +32,7 @@ describe("crash recovery", () => {
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    await eventually(() => output.includes("emitted") && r.received.length >= 3, 10_000, 5);
+    await eventually(() => output.includes("emitted") && r.received.length >= 3, 30_000, 5);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const beforeCrash = r.received.length;
@@ -51,5 +51,5 @@ describe("crash recovery", () => {
     expect(new Set(rows().map((row) => row.message_id))).toEqual(new Set(byId.keys()));
     expect([...byId.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(restarted.webhooks.list()[0]).toMatchObject({ total_triggers: 40, failed_triggers: 0 });
-  }, 30_000);
+  }, 60_000);
 });
