@@ -54,6 +54,7 @@ export {
   type VerifyWebhookOptions,
   type WebhookHeaders,
   type Webhook,
+  type WebhookFailure,
   type RegisterWebhookInput,
   type RegisteredWebhook,
   type WebhookRegistry,

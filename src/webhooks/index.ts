@@ -6,7 +6,7 @@ import { createOutboxHook } from "./outbox.js";
 import { createWebhookRegistry, type WebhookRegistry } from "./registry.js";
 import { createDeliveryWorker } from "./worker.js";
 
-export type { RegisterWebhookInput, RegisteredWebhook, Webhook, WebhookRegistry } from "./registry.js";
+export type { RegisterWebhookInput, RegisteredWebhook, Webhook, WebhookFailure, WebhookRegistry } from "./registry.js";
 export { verifyWebhook, signWebhook, type VerifyWebhookOptions, type WebhookHeaders } from "./signing.js";
 
 /** How long `close()` waits for deliveries in flight before leaving them for the next start. */

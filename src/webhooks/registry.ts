@@ -23,8 +23,17 @@ export interface Webhook {
   failed_triggers: number;
   /** Time of the latest delivery attempt, or null. */
   last_triggered_at: string | null;
+  /** The most recent failed attempt (kept after later successes; compare `at` with `last_triggered_at`), or null. */
+  last_failure: WebhookFailure | null;
   created_at: string;
   updated_at: string;
+}
+
+/** Why an attempt failed: the receiver's HTTP status (null when none came) and what went wrong. */
+export interface WebhookFailure {
+  at: string;
+  status: number | null;
+  error: string;
 }
 
 export interface RegisterWebhookInput {
@@ -69,6 +78,7 @@ function toWebhook(row: Row): Webhook {
     total_triggers: row.totalTriggers,
     failed_triggers: row.failedTriggers,
     last_triggered_at: row.lastTriggeredAt,
+    last_failure: row.lastFailureAt === null ? null : { at: row.lastFailureAt, status: row.lastFailureStatus, error: row.lastFailureError ?? "" },
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

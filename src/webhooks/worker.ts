@@ -90,6 +90,9 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
     `UPDATE webhooks SET total_triggers = total_triggers + @total, failed_triggers = failed_triggers + @failed, last_triggered_at = @now
       WHERE id = @id`,
   );
+  const noteFailure = sqlite.prepare<{ id: number; code: number | null; error: string; now: string }>(
+    "UPDATE webhooks SET last_failure_at = @now, last_failure_status = @code, last_failure_error = @error WHERE id = @id",
+  );
   const deactivate = sqlite.prepare<[string, number]>("UPDATE webhooks SET is_active = 0, updated_at = ? WHERE id = ?");
   const dropPending = sqlite.prepare<[string, string, number]>(
     "UPDATE webhook_deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE webhook_id = ? AND status = 'pending'",
@@ -114,6 +117,7 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
     // The row is gone (webhook deleted) or another process finished it: nothing to count.
     if (changed === 0) return;
     count.run({ id: row.webhook_id, total: row.attempts === 0 ? 1 : 0, failed: status === "failed" ? 1 : 0, now });
+    if (!outcome.ok) noteFailure.run({ id: row.webhook_id, code: outcome.status, error: outcome.error, now });
     if (!outcome.ok && outcome.gone) {
       deactivate.run(now, row.webhook_id);
       dropPending.run("Not sent: the webhook was deactivated (410 Gone)", now, row.webhook_id);

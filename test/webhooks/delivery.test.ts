@@ -108,7 +108,11 @@ describe("delivery", () => {
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(45);
     const [row] = await eventually(() => deliveries(h.service).filter((d) => d.status === "delivered").length === 1 && deliveries(h.service));
     expect(row).toMatchObject({ attempts: 3, last_status: 204, last_error: null });
-    expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 0, last_triggered_at: expect.any(String) });
+    const s = await stats(h, id);
+    expect(s).toMatchObject({ total_triggers: 1, failed_triggers: 0, last_triggered_at: expect.any(String) });
+    // The last failure stays visible after the success that followed it.
+    expect(s.last_failure).toEqual({ at: expect.any(String), status: 500, error: "HTTP 500" });
+    expect(Date.parse(s.last_failure.at)).toBeLessThanOrEqual(Date.parse(s.last_triggered_at));
     expect(r.received).toHaveLength(3);
   });
 
@@ -122,7 +126,7 @@ describe("delivery", () => {
     const [row] = await eventually(() => deliveries(h.service)[0]?.status === "failed" && deliveries(h.service));
     expect(row).toMatchObject({ attempts: 4, last_status: 500, last_error: "HTTP 500" });
     const s = await stats(h, id);
-    expect(s).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
+    expect(s).toMatchObject({ total_triggers: 1, failed_triggers: 1, last_failure: { at: s.last_triggered_at, status: 500, error: "HTTP 500" } });
     expect(Date.parse(s.last_triggered_at)).toBeGreaterThanOrEqual(r.received[3]!.at - 1000);
     expect(new Set(r.received.map((g) => g.headers["webhook-id"])).size).toBe(1);
     // A later event is counted on its own.
@@ -156,7 +160,7 @@ describe("delivery", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(600);
     expect(r.received).toHaveLength(2);
     expect(deliveries(h.service)[0]).toMatchObject({ attempts: 2, last_status: null, last_error: "No answer within 300 ms" });
-    expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
+    expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 1, last_failure: { status: null, error: "No answer within 300 ms" } });
   });
 
   it("a 410 answer deactivates the webhook: no retry, no new deliveries", async () => {

@@ -107,8 +107,10 @@ describe("webhook delivery over https", () => {
     const reopened = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
     cleanups.push(() => reopened.close());
     const listed = new Map(reopened.webhooks.list(org).map((w) => [w.id, w]));
-    expect(listed.get(good.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 0 });
+    expect(listed.get(good.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 0, last_failure: null });
     expect(listed.get(bad.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 1 });
+    // What an operator reads in GET /webhooks and `chatsvc webhooks list` to see why.
+    expect(listed.get(bad.webhook.id)!.last_failure).toEqual({ at: expect.any(String), status: null, error: byWebhook.get(bad.webhook.id)!.last_error });
     expect(listed.get(mismatched.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 1 });
     expect(internalsOf(reopened).db.$client.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get()).toEqual({ n: 0 });
   }, 75_000);

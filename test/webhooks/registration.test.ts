@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createProgram } from "../../src/cli/program.js";
+import { internalsOf } from "../../src/service.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 
 let h: Harness;
@@ -114,6 +115,7 @@ describe("GET /webhooks", () => {
           total_triggers: 0,
           failed_triggers: 0,
           last_triggered_at: null,
+          last_failure: null,
           created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
         },
       ],
@@ -172,8 +174,14 @@ describe("chatsvc webhooks list", () => {
     const mine = JSON.parse(await run("--json", "--org", String(other.organization.id)));
     expect(mine).toEqual([expect.objectContaining({ url: "https://b.example.com/", events: ["message_received"], total_triggers: 0, failed_triggers: 0 })]);
     expect(JSON.stringify(mine)).not.toContain("whsec_");
+    // As the delivery worker records a failed attempt.
+    const sqlite = internalsOf(h.service).db.$client;
+    sqlite.prepare("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?").run("2026-01-02T03:04:05.000Z", "https://a.example.com/");
     const table = await run();
     expect(table).toMatch(/total_triggers/);
+    expect(table).toMatch(/last_failure/);
     expect(table).toContain("https://a.example.com/");
+    expect(table).toContain("2026-01-02T03:04:05.000Z HTTP 503");
+    expect(JSON.parse(await run("--json"))[0].last_failure).toEqual({ at: "2026-01-02T03:04:05.000Z", status: 503, error: "HTTP 503" });
   });
 });

@@ -12,6 +12,7 @@ export interface ListedWebhook {
   total_triggers: number;
   failed_triggers: number;
   last_triggered_at: string | null;
+  last_failure: { at: string; status: number | null; error: string } | null;
   created_at: string;
 }
 
@@ -36,6 +37,14 @@ export const webhookSchema = z
     total_triggers: integer.meta({ description: "Events sent to the hook" }),
     failed_triggers: integer.meta({ description: "Events whose last delivery attempt failed" }),
     last_triggered_at: timestamp.nullable(),
+    last_failure: z
+      .strictObject({
+        at: timestamp,
+        status: integer.nullable().meta({ description: "The receiver's HTTP status; null when no answer came (connection, TLS or timeout)" }),
+        error: z.string(),
+      })
+      .nullable()
+      .meta({ description: "The most recent failed delivery attempt, kept after later successes" }),
     created_at: timestamp,
   })
   .meta({ id: "Webhook" }) satisfies z.ZodType<ListedWebhook>;

@@ -15,6 +15,7 @@ const toListed = (w: Webhook): ListedWebhook => ({
   total_triggers: w.total_triggers,
   failed_triggers: w.failed_triggers,
   last_triggered_at: w.last_triggered_at,
+  last_failure: w.last_failure,
   created_at: w.created_at,
 });
 
