@@ -95,9 +95,9 @@ export interface ChatServiceOptions {
   /** SQLite busy timeout in milliseconds. Default 5 000. */
   busyTimeoutMs?: number;
   /**
-   * Idle ms after which the reply renderer's worker (jsdom, ~90 MB) stops; the next reply then waits
-   * 0.5-1 s for a new one (env `CHATSVC_RENDER_IDLE_MS`). Default 30 000: long enough that replies
-   * within a conversation never pay that wait, short enough that an idle server gives the memory back.
+   * Idle ms after which the reply renderer's worker (jsdom, ~90 MB) stops (env `CHATSVC_RENDER_IDLE_MS`).
+   * The next message starts a new one, which loads (0.5-1 s) while retrieval and the model work.
+   * Default 30 000: replies within a conversation never wait for it, and an idle server gives the memory back.
    */
   renderIdleMs?: number;
   /**
