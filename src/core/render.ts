@@ -59,7 +59,7 @@ interface Slot {
 /**
  * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
  * costs ~100 MB once loaded and keeps memory from every sanitised document
- * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on the first
+ * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
  * render, is replaced by a fresh one every `recycleAfter` renders (the
  * replacement warms up before it takes over, so no render waits for jsdom to
  * load twice) and stops after `idleMs` without renders. A render that times
@@ -227,7 +227,11 @@ export function createRenderer({
       });
     },
     warm() {
-      if (inThread) inline ??= loadHtmlRenderer();
+      if (inThread && !inline) {
+        inline = loadHtmlRenderer();
+        // A failed load is reported by the render that awaits it; until then it must not count as unhandled.
+        inline.catch(() => {});
+      }
       if (inline || active || warming) return;
       closed = false;
       active = spawn();

@@ -63,6 +63,15 @@ describe("the render worker", () => {
     expect(failures).toEqual([]);
   });
 
+  it("warm() with inThread loads the renderer in this thread, starting no worker", async () => {
+    const { r, failures } = renderer({ inThread: true });
+    r.warm();
+    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0, inThread: true });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0 });
+    expect(failures).toEqual([]);
+  });
+
   it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
     const { r, failures } = renderer({ timeoutMs: 1 });
     // The worker cannot even load jsdom within 1 ms.
