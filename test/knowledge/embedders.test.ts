@@ -100,6 +100,13 @@ describe("embedder servers and switching", () => {
     await expect(service.knowledge.ingest("demo", [{ name: "new", content: "New text." }])).rejects.toMatchObject({ status: 502, message: expect.stringContaining("ollama:nomic-embed-text") });
     expect(service.knowledge.list("demo")).toHaveLength(40);
     await expect(service.knowledge.reindex()).rejects.toMatchObject({ status: 502 });
+    // An answer without one vector per text is the provider's failure too, not a crash.
+    ollama.behave({ embed: "malformed" });
+    await expect(service.knowledge.ingest("demo", [{ name: "new", content: "New text." }])).rejects.toMatchObject({
+      status: 502,
+      message: "Embedding with ollama:nomic-embed-text failed: expected 1 embeddings, got none",
+    });
+    expect(service.knowledge.list("demo")).toHaveLength(40);
     ollama.behave({ embed: "ok" });
     expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-7" });
   });

@@ -1,6 +1,6 @@
 import { Ollama } from "ollama";
-import { ChatsvcError } from "../../core/errors.js";
-import { normalize, type Embedder } from "./types.js";
+import { embedInBatches } from "./batches.js";
+import type { Embedder } from "./types.js";
 
 const BATCH = 32;
 
@@ -16,18 +16,7 @@ export function createOllamaEmbedder(model: string, { host, timeoutMs = 60_000 }
   return {
     spec,
     dimension: undefined,
-    async embed(texts) {
-      const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += BATCH) {
-        let embeddings: number[][];
-        try {
-          ({ embeddings } = await client.embed({ model, input: texts.slice(i, i + BATCH) }));
-        } catch (error) {
-          throw new ChatsvcError(502, `Embedding with ${spec} at ${host} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-        }
-        out.push(...embeddings.map((e) => normalize(Float32Array.from(e))));
-      }
-      return out;
-    },
+    embed: (texts) =>
+      embedInBatches(texts, { spec, server: host, size: BATCH }, async (input) => (await client.embed({ model, input })).embeddings),
   };
 }

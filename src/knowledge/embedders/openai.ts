@@ -1,6 +1,6 @@
 import { ofetch } from "ofetch";
-import { ChatsvcError } from "../../core/errors.js";
-import { normalize, type Embedder } from "./types.js";
+import { embedInBatches } from "./batches.js";
+import type { Embedder } from "./types.js";
 
 const BATCH = 64;
 
@@ -19,29 +19,17 @@ export function createOpenAIEmbedder(model: string, { baseUrl, apiKey, timeoutMs
   return {
     spec,
     dimension: undefined,
-    async embed(texts) {
-      const out: Float32Array[] = [];
-      for (let i = 0; i < texts.length; i += BATCH) {
-        const input = texts.slice(i, i + BATCH);
-        let response: EmbeddingsResponse;
-        try {
-          response = await ofetch<EmbeddingsResponse>(`${baseUrl}/embeddings`, {
-            method: "POST",
-            body: { model, input },
-            headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-            timeout: timeoutMs,
-            retry: 1,
-          });
-        } catch (error) {
-          throw new ChatsvcError(502, `Embedding with ${spec} at ${baseUrl} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-        }
-        if (!Array.isArray(response?.data) || response.data.length !== input.length) {
-          throw new ChatsvcError(502, `Embedding with ${spec} failed: expected ${input.length} embeddings, got ${Array.isArray(response?.data) ? response.data.length : "none"}`);
-        }
-        const ordered = [...response.data].sort((a, b) => a.index - b.index);
-        out.push(...ordered.map((d) => normalize(Float32Array.from(d.embedding))));
-      }
-      return out;
-    },
+    embed: (texts) =>
+      embedInBatches(texts, { spec, server: baseUrl, size: BATCH }, async (input) => {
+        const response = await ofetch<EmbeddingsResponse>(`${baseUrl}/embeddings`, {
+          method: "POST",
+          body: { model, input },
+          headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+          timeout: timeoutMs,
+          retry: 1,
+        });
+        // The answer lists vectors with their input index, not necessarily in order.
+        return Array.isArray(response?.data) ? [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding) : undefined;
+      }),
   };
 }
