@@ -1,4 +1,5 @@
 import type { FieldErrors } from "../core/errors.js";
+import { pageLinks, type Page } from "../core/pagination.js";
 
 /** The response envelope of every endpoint. */
 export interface Envelope<T = unknown> {
@@ -19,4 +20,9 @@ export interface ErrorEnvelope {
 /** A success envelope; `message`, `meta` and `links` only when given. */
 export function ok<T>(data: T, extra: Omit<Envelope<T>, "success" | "data"> = {}): Envelope<T> {
   return { success: true, ...(extra.message !== undefined && { message: extra.message }), data, ...(extra.meta && { meta: extra.meta }), ...(extra.links && { links: extra.links }) };
+}
+
+/** A success envelope for one page of a list: its rows, `meta`, and `links` built on the request URL. */
+export function okPage<T>(page: Page<T>, url: URL): Envelope<T[]> {
+  return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(url, page.meta) } });
 }

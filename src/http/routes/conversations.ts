@@ -2,7 +2,6 @@ import { getRequestIP, type H3Event } from "h3";
 import { z } from "zod";
 import { postSchema, rateSchema, sendSchema } from "../../core/chat.js";
 import { listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
-import { pageLinks } from "../../core/pagination.js";
 import {
   conversationDetailSchema,
   conversationHistorySchema,
@@ -17,7 +16,7 @@ import {
   startedConversationSchema,
 } from "../../core/schemas/index.js";
 import type { ChatService } from "../../service.js";
-import { ok } from "../envelope.js";
+import { ok, okPage } from "../envelope.js";
 import { idParam, slugParam, type RouteContext, type RouteDefinition } from "../router.js";
 import { streamReply, wantsEventStream } from "../sse.js";
 
@@ -174,7 +173,7 @@ export const conversationRoutes: RouteDefinition[] = [
     response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
-      return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(event.url, page.meta) } });
+      return okPage(page, event.url);
     },
   },
   {

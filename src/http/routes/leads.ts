@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { captureSchema, listSchema, updateSchema } from "../../core/leads.js";
-import { pageLinks } from "../../core/pagination.js";
 import { capturedLeadSchema, leadDetailSchema, leadSchema, pageLinksSchema, pageMetaSchema } from "../../core/schemas/index.js";
-import { ok } from "../envelope.js";
+import { ok, okPage } from "../envelope.js";
 import { idParam, slugParam, type RouteDefinition } from "../router.js";
 import { listQuery, looseId } from "./conversations.js";
 
@@ -36,7 +35,7 @@ export const leadRoutes: RouteDefinition[] = [
     response: { data: z.array(leadSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.leads.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until"]));
-      return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(event.url, page.meta) } });
+      return okPage(page, event.url);
     },
   },
   {
