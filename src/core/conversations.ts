@@ -343,24 +343,26 @@ export function createConversations(db: Db, { chatbots, messages, events }: Conv
     /** Account level: conversations of the organisation, newest first. */
     list(organizationId: number, query: ConversationListQuery = {}): Page<ConversationRecord> {
       const q = parse(listSchema, query);
-      checkRange(q);
-      const filters = {
-        org: organizationId,
-        chatbot: q.chatbot === undefined ? null : chatbotFilter(chatbots, organizationId, q.chatbot),
-        since: q.since ?? null,
-        until: q.until ?? null,
-        status: q.status ?? null,
-      };
+      const filters = { ...listFilters(chatbots, organizationId, q), status: q.status ?? null };
       return readPage({ count: countPage, page: listPage }, filters, q, toRecord);
     },
   };
 }
 
-/** The chatbot id of a `chatbot` filter; another organisation's slug is as unknown as a missing one. */
-export function chatbotFilter(chatbots: Chatbots, organizationId: number, slug: string): number {
-  const bot = chatbots.find(slug);
-  if (!bot || bot.organization_id !== organizationId) {
-    throw ChatsvcError.validation({ chatbot: ["The chatbot field must be the slug of one of your chatbots."] });
+/**
+ * The filters the account-level lists share, checked: the organisation, the
+ * chatbot id of a `chatbot` slug (another organisation's slug is as unknown as
+ * a missing one), and a `since`..`until` range that is not reversed.
+ */
+export function listFilters(chatbots: Chatbots, organizationId: number, q: { chatbot?: string; since?: string; until?: string }) {
+  checkRange(q);
+  let chatbot: number | null = null;
+  if (q.chatbot !== undefined) {
+    const bot = chatbots.find(q.chatbot);
+    if (!bot || bot.organization_id !== organizationId) {
+      throw ChatsvcError.validation({ chatbot: ["The chatbot field must be the slug of one of your chatbots."] });
+    }
+    chatbot = bot.id;
   }
-  return bot.id;
+  return { org: organizationId, chatbot, since: q.since ?? null, until: q.until ?? null };
 }

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
-import { agentOf, chatbotFilter, type Conversations } from "./conversations.js";
+import { agentOf, listFilters, type Conversations } from "./conversations.js";
 import type { Db } from "./db/open.js";
 import { ChatsvcError } from "./errors.js";
 import type { EventBus, LeadPayload } from "./events.js";
 import type { Message, Messages } from "./messages.js";
-import { checkRange, pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
+import { pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
 import { body, email, parse, text } from "./validation.js";
 
 export interface LeadInput {
@@ -168,14 +168,7 @@ export function createLeads(db: Db, { chatbots, conversations, messages, events 
     /** Account level: leads of the organisation, newest first. */
     list(organizationId: number, query: PageQuery = {}): Page<Lead> {
       const q = parse(listSchema, query);
-      checkRange(q);
-      const filters = {
-        org: organizationId,
-        chatbot: q.chatbot === undefined ? null : chatbotFilter(chatbots, organizationId, q.chatbot),
-        since: q.since ?? null,
-        until: q.until ?? null,
-      };
-      return readPage({ count: countPage, page: listPage }, filters, q, toLead);
+      return readPage({ count: countPage, page: listPage }, listFilters(chatbots, organizationId, q), q, toLead);
     },
 
     /** Account level: one lead with its conversation's transcript. */

@@ -65,6 +65,13 @@ describe("pagination", () => {
       expect(res.status, q).toBe(422);
       expect(Object.keys(res.body.errors), q).toEqual([q.split("=")[0]]);
     }
+    for (const list of ["/leads", "/conversations"]) {
+      const reversed = await h.call(`${list}?since=2030-01-01&until=2020-01-01`);
+      expect(reversed.status, list).toBe(422);
+      expect(reversed.body.errors, list).toEqual({ since: ["The since field must be a date before until."] });
+      const unknown = await h.call(`${list}?chatbot=nope`);
+      expect(unknown.body.errors, list).toEqual({ chatbot: ["The chatbot field must be the slug of one of your chatbots."] });
+    }
   });
 
   it("filters by chatbot, status, since and until; never shows another organisation's records", async () => {
