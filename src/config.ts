@@ -33,7 +33,11 @@ export interface RateLimitOptions {
   perKeyPerMinute?: number;
   /** Requests from one client IP, with or without a key (env `CHATSVC_RATE_LIMIT_PER_IP`). Default 600. */
   perIpPerMinute?: number;
-  /** Failed authentications from one client IP; when spent, that IP cannot authenticate until it refills (env `CHATSVC_RATE_LIMIT_FAILED_AUTH`). Default 30. */
+  /**
+   * Failed authentications from one client IP, and as many again with one presented key prefix (`sk_live_` + 7)
+   * from anywhere; when either is spent, further failures get 429 instead of 401 until it refills. A key that
+   * verifies is never refused by it (env `CHATSVC_RATE_LIMIT_FAILED_AUTH`). Default 30.
+   */
   failedAuthPerIpPerMinute?: number;
 }
 

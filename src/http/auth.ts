@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { Principal } from "../core/keys.js";
+import { KEY_PREFIX, VISIBLE_PREFIX_LENGTH, type Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
 
 /**
@@ -8,14 +8,29 @@ import type { ChatService } from "../service.js";
  */
 export function createAuthenticator(service: ChatService) {
   return (event: H3Event): Principal => {
-    const headers = event.req.headers;
-    const authorization = headers.get("authorization");
-    let presented: string | null = null;
-    if (authorization !== null && /^bearer\s/i.test(authorization)) presented = authorization.slice(7).trim();
-    else presented = headers.get("x-api-key");
-    const principal = service.keys.verify(presented);
+    const principal = service.keys.verify(presentedKey(event));
     service.keys.touch(principal.keyId);
     (event.context as { principal?: Principal }).principal = principal;
     return principal;
   };
+}
+
+/** The API key a request presents, unverified: `Authorization: Bearer` wins over `X-API-Key`. */
+function presentedKey(event: H3Event): string | null {
+  const headers = event.req.headers;
+  const authorization = headers.get("authorization");
+  if (authorization !== null && /^bearer\s/i.test(authorization)) return authorization.slice(7).trim();
+  return headers.get("x-api-key");
+}
+
+/**
+ * The visible prefix (`sk_live_` + 7) of the key a request presents, when it
+ * looks like a key at all; listings and logs show it, so guesses may target it.
+ *
+ * @example
+ * presentedKeyPrefix(event); // "sk_live_AbC1234" or undefined
+ */
+export function presentedKeyPrefix(event: H3Event): string | undefined {
+  const key = presentedKey(event)?.trim();
+  return key && key.startsWith(KEY_PREFIX) && key.length >= VISIBLE_PREFIX_LENGTH ? key.slice(0, VISIBLE_PREFIX_LENGTH) : undefined;
 }

@@ -3,15 +3,18 @@ import type { RateLimitOptions } from "../config.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
 import { createRateLimiter, type RateDecision, type RateLimiter } from "../widget/rate-limit.js";
+import { presentedKeyPrefix } from "./auth.js";
 
-/** The API's limits: per client IP, per API key, and failed authentications per IP. */
+/** The API's limits: per client IP, per API key, and failed authentications per IP and per key prefix. */
 export interface ApiRateLimits {
   /** Middleware taking one request from the client IP's bucket (429 when spent). */
   perIp(event: H3Event): void;
   /**
-   * Wraps the authenticator: an IP whose failed-authentication bucket is spent
-   * is refused before its key is even looked at (so guessing keys is slow); a
-   * 401 spends one; a verified key then takes one from its own bucket.
+   * Wraps the authenticator: a key that verifies is never refused for failures
+   * (an IP shared behind a proxy or NAT must not let one client lock out the
+   * rest) and then takes one from its own bucket. A 401 spends one from the
+   * client IP's failure bucket and the presented key prefix's; once either is
+   * spent, further failures answer 429 instead of 401.
    */
   guard(authenticate: (event: H3Event) => Principal): (event: H3Event) => Principal;
 }
@@ -44,7 +47,18 @@ export function createApiRateLimits(
   const ip = make(perIpPerMinute);
   const key = make(perKeyPerMinute);
   const failedAuth = make(failedAuthPerIpPerMinute);
+  // Apart from the IP buckets, so random prefixes cannot push those out of memory.
+  const failedAuthPerPrefix = make(failedAuthPerIpPerMinute);
   const clientOf = (event: H3Event) => ipOf(event) ?? "unknown";
+
+  /** Spends one failure of the client IP and one of the presented key prefix; 429 when either was spent already. */
+  const spendFailure = (event: H3Event): void => {
+    if (!failedAuth || !failedAuthPerPrefix) return;
+    const prefix = presentedKeyPrefix(event);
+    const decisions = [failedAuth.limiter.take(clientOf(event)), ...(prefix ? [failedAuthPerPrefix.limiter.take(prefix)] : [])];
+    const refused = decisions.filter((d) => !d.ok).sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds)[0];
+    if (refused) refuse(failedAuth, refused.retryAfterSeconds, "Too many failed authentication attempts", refused);
+  };
 
   return {
     perIp(event) {
@@ -54,16 +68,11 @@ export function createApiRateLimits(
 
     guard(authenticate) {
       return (event) => {
-        if (failedAuth) {
-          // A zero-cost take reads the bucket without spending it.
-          const level = failedAuth.limiter.take(clientOf(event), 0);
-          if (level.remaining < 1) refuse(failedAuth, secondsUntilOne(level, failedAuth.perMinute), "Too many failed authentication attempts", level);
-        }
         let principal: Principal;
         try {
           principal = authenticate(event);
         } catch (error) {
-          if (failedAuth && ChatsvcError.isError(error) && error.status === 401) failedAuth.limiter.take(clientOf(event));
+          if (ChatsvcError.isError(error) && error.status === 401) spendFailure(event);
           throw error;
         }
         if (key) admit(event, key, key.limiter.take(`key:${principal.keyId}`), "Too many requests");
@@ -99,11 +108,4 @@ function rateHeaders(limit: Limit, { remaining, resetMs }: Pick<RateDecision, "r
     "x-ratelimit-remaining": String(Math.max(0, remaining)),
     "x-ratelimit-reset": String(Math.ceil(resetMs / 1000)),
   };
-}
-
-/** Whole seconds until a bucket read with a zero-cost take holds one token again. */
-function secondsUntilOne({ resetMs }: RateDecision, perMinute: number): number {
-  const msPerToken = 60_000 / perMinute;
-  // resetMs covers the way up to full; the last (capacity - 1) tokens of it are not needed.
-  return Math.max(1, Math.ceil((resetMs - (perMinute - 1) * msPerToken) / 1000));
 }

@@ -1,6 +1,8 @@
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatServiceOptions } from "../../src/config.js";
+import { generateApiKey, VISIBLE_PREFIX_LENGTH } from "../../src/core/keys.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { ingestDocs, openConversation } from "../chat/helpers.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
@@ -19,6 +21,20 @@ async function logged(options: ChatServiceOptions = {}): Promise<{ h: Harness; s
   const server = await startServer(h.service, { port: 0, logSink: (line) => raw.push(line) });
   cleanups.push(() => server.close());
   return { h, server, lines: () => raw.map((line) => JSON.parse(line)) };
+}
+
+/** A GET with an API key sent from the given local address (any of 127.0.0.0/8 reaches the server on Linux). */
+function fromAddress(localAddress: string, url: string, key: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, headers: { ...headers, authorization: `Bearer ${key}` } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 const until = async (check: () => boolean, ms = 2_000) => {
@@ -228,19 +244,56 @@ describe("rate limits", () => {
     expect(refused.headers.get("x-ratelimit-limit")).toBe("2");
   });
 
-  it("failed authentication per IP: once spent, even a valid key is refused until the bucket refills", async () => {
+  it("a burst of random well-formed keys from one IP does not lock out a valid key from that IP", async () => {
+    const h = await startHarness();
+    cleanups.push(() => h.close());
+    const burst = await Promise.all(Array.from({ length: 40 }, () => h.call("/auth/test", { key: generateApiKey() })));
+    expect(burst.filter((a) => a.status === 429).length).toBeGreaterThan(0);
+    const valid = await h.call("/auth/test");
+    expect(valid.status).toBe(200);
+    expect(valid.body.success).toBe(true);
+  });
+
+  it("failed authentication per IP: once spent, further bad keys get 429 with Retry-After while a valid key still passes", async () => {
     const h = await startHarness({ rateLimit: { failedAuthPerIpPerMinute: 3 } });
     cleanups.push(() => h.close());
-    const wrong = `sk_live_${"Z".repeat(32)}`;
+    const wrong = () => h.call("/auth/test", { key: generateApiKey() });
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await h.call("/auth/test", { key: wrong })).status);
+    for (let i = 0; i < 3; i++) statuses.push((await wrong()).status);
     expect(statuses).toEqual([401, 401, 401]);
-    const blocked = await h.call("/auth/test");
+    const blocked = await wrong();
     expect(blocked.status).toBe(429);
-    expect(blocked.body.message).toMatch(/^Too many failed authentication attempts/);
+    expect(blocked.body).toMatchObject({ success: false, message: "Too many failed authentication attempts; try again in 20 s" });
     expect(blocked.headers.get("retry-after")).toBe("20");
+    // Neither a missing key nor a malformed one gets more than the budget.
+    expect((await h.call("/auth/test", { key: null })).status).toBe(429);
+    expect((await h.call("/auth/test", { key: "nonsense" })).status).toBe(429);
+
+    for (let i = 0; i < 3; i++) expect((await h.call("/auth/test")).status).toBe(200);
+    expect((await wrong()).status).toBe(429);
     // Requests needing no key are not authentication attempts.
     expect((await request(`${h.server.url}/healthz`)).status).toBe(200);
+  });
+
+  it("failed authentication per key prefix: guessing one key's prefix from several IPs is throttled, the key itself still works", async () => {
+    const h = await startHarness({ rateLimit: { failedAuthPerIpPerMinute: 3 } });
+    cleanups.push(() => h.close());
+    const url = `${h.api}/auth/test`;
+    const key = h.tenant.key.key;
+    const guess = () => `${key.slice(0, VISIBLE_PREFIX_LENGTH)}${generateApiKey().slice(VISIBLE_PREFIX_LENGTH)}`;
+    const statuses = [];
+    for (const from of ["127.0.0.2", "127.0.0.3", "127.0.0.4"]) statuses.push((await fromAddress(from, url, guess())).status);
+    expect(statuses).toEqual([401, 401, 401]);
+    // A fourth address with budget of its own: the prefix's budget is spent.
+    const blocked = await fromAddress("127.0.0.5", url, guess());
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.message).toBe("Too many failed authentication attempts; try again in 20 s");
+    expect(blocked.headers["retry-after"]).toBe("20");
+    // The same address with another prefix is only refused once its own budget is spent.
+    expect((await fromAddress("127.0.0.5", url, generateApiKey())).status).toBe(401);
+    // The key whose prefix was guessed still authenticates, from anywhere.
+    expect((await fromAddress("127.0.0.5", url, key)).status).toBe(200);
+    expect((await fromAddress("127.0.0.2", url, key)).status).toBe(200);
   });
 
   it("successful requests never spend the failed-authentication bucket", async () => {
