@@ -1,3 +1,4 @@
+import proxyaddr from "proxy-addr";
 import { ChatsvcError, type FieldErrors } from "./core/errors.js";
 
 /** Attribution shown in replies while an organisation has no brand removal. */
@@ -92,8 +93,14 @@ export interface ChatServiceOptions {
   rateLimit?: RateLimitOptions | false;
   /** Log level of the HTTP layer's JSON lines (env `CHATSVC_LOG_LEVEL`). Default `info`. */
   logLevel?: LogLevel;
-  /** Take the client IP from `X-Forwarded-For` (env `CHATSVC_TRUST_PROXY=1`). Default false. */
-  trustProxy?: boolean;
+  /**
+   * Which proxies in front of the server to believe about the client IP, like Express's `trust proxy`:
+   * `true` or `1` trusts the socket's peer (one proxy), a number that many hops, a list the addresses and CIDRs
+   * given (`loopback`, `linklocal` and `uniquelocal` name their ranges). The client IP is then the rightmost
+   * `X-Forwarded-For` address that is not a trusted proxy (env `CHATSVC_TRUST_PROXY`: `1`, a number, or a
+   * comma-separated list). Default false: the socket's peer is the client.
+   */
+  trustProxy?: boolean | number | string | readonly string[];
   /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
   countryHeader?: string;
   /** SQLite busy timeout in milliseconds. Default 5 000. */
@@ -112,6 +119,9 @@ export interface ChatServiceOptions {
   /** Environment to read; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
+
+/** Proxies believed about the client IP: none, a number of hops, or addresses and CIDRs. */
+export type TrustProxy = false | number | readonly string[];
 
 /** The validated, complete configuration a service runs with. */
 export interface ResolvedConfig {
@@ -132,7 +142,8 @@ export interface ResolvedConfig {
   /** 0 means that limit is off. */
   rateLimit: Required<RateLimitOptions>;
   logLevel: LogLevel;
-  trustProxy: boolean;
+  /** False, a number of trusted hops (at least 1), or the trusted addresses and CIDRs. */
+  trustProxy: TrustProxy;
   countryHeader: string;
   busyTimeoutMs: number;
   renderIdleMs: number;
@@ -235,7 +246,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     },
     rateLimit: rateLimitsOf(options.rateLimit, env, int, bool),
     logLevel: logLevelOf(options.logLevel ?? env.CHATSVC_LOG_LEVEL, fail),
-    trustProxy: options.trustProxy ?? bool("trustProxy", env.CHATSVC_TRUST_PROXY),
+    trustProxy: trustProxyOf(options.trustProxy ?? env.CHATSVC_TRUST_PROXY, fail),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
     renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
@@ -267,6 +278,33 @@ function logLevelOf(value: string | undefined, fail: (field: string, message: st
   if (LOG_LEVELS.includes(level)) return level;
   fail("logLevel", `logLevel must be one of ${LOG_LEVELS.join(", ")}; got "${value}"`);
   return "info";
+}
+
+function trustProxyOf(value: boolean | number | string | readonly string[] | undefined, fail: (field: string, message: string) => void): TrustProxy {
+  const invalid = (why: string): TrustProxy => {
+    fail("trustProxy", `trustProxy must be true, a number of hops, or addresses and CIDRs (or loopback, linklocal, uniquelocal); ${why}`);
+    return false;
+  };
+  if (value === undefined || value === false) return false;
+  if (value === true) return 1;
+  if (typeof value === "number") return Number.isInteger(value) && value >= 0 ? value || false : invalid(`got ${value}`);
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (/^(true|yes|on)$/i.test(text)) return 1;
+    if (text === "" || /^(false|no|off)$/i.test(text)) return false;
+    if (/^\d+$/.test(text)) return Number(text) || false;
+    return trustProxyOf(text.split(","), fail);
+  }
+  if (!Array.isArray(value) || value.some((entry) => typeof entry !== "string")) return invalid("got neither of these");
+  const list = value.map((entry) => entry.trim()).filter((entry) => entry !== "");
+  if (list.length === 0) return false;
+  try {
+    // Compiling is the validation: the same parser then decides at request time.
+    proxyaddr.compile(list);
+  } catch (error) {
+    return invalid((error as Error).message);
+  }
+  return list;
 }
 
 function parseDelays(raw: string | undefined, fail: (field: string, message: string) => void): number[] {

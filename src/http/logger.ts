@@ -137,7 +137,7 @@ export function logRequestAt(event: H3Event, level: Exclude<LogLevel, "silent">)
  * provider's failure (kind, model, reason) or an unexpected error's stack.
  *
  * @example
- * logRequest(logger, event, { status: 200, started, ip: getRequestIP(event) });
+ * logRequest(logger, event, { status: 200, started, ip: clientIp(event, service.config) });
  */
 export function logRequest(logger: Logger, event: H3Event, { status, started, ip, aborted = false }: { status: number; started: number; ip: string | undefined; aborted?: boolean }): void {
   const scope = scopeOf(event);

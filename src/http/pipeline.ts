@@ -23,7 +23,7 @@ export interface RequestPipelineOptions {
  * microtask hop per request.
  *
  * @example
- * app.use(createRequestPipeline({ logger, ip: (event) => getRequestIP(event), onUnexpectedError: () => {} }));
+ * app.use(createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError: () => {} }));
  */
 export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: RequestPipelineOptions) {
   return (event: H3Event, next: () => unknown): unknown => {

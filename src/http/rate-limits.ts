@@ -33,7 +33,7 @@ interface Limit {
  * full) of the bucket closest to empty. A limit of 0 is off.
  *
  * @example
- * const limits = createApiRateLimits(service.config.rateLimit, (event) => getRequestIP(event));
+ * const limits = createApiRateLimits(service.config.rateLimit, (event) => clientIp(event, service.config));
  * api.use((event) => limits.perIp(event));
  * registerRoutes(api, service, apiRoutes, limits.guard(createAuthenticator(service)));
  */

@@ -1,6 +1,7 @@
-import { getRequestIP, type H3Event } from "h3";
+import type { H3Event } from "h3";
 import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
+import { clientIp } from "./client-ip.js";
 import type { HttpErrorReporter } from "./errors.js";
 import { createLogger, type Logger, type LogSink } from "./logger.js";
 import { createRequestPipeline } from "./pipeline.js";
@@ -35,7 +36,7 @@ export interface RequestGuards {
  * registerRoutes(api, service, apiRoutes, guards.authenticate(createAuthenticator(service)));
  */
 export function createRequestGuards(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions): RequestGuards {
-  const ip = clientIp(service);
+  const ip = (event: H3Event) => clientIp(event, service.config);
   const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
   const limits = createApiRateLimits(service.config.rateLimit, ip);
   return {
@@ -55,10 +56,5 @@ export function createRequestGuards(service: ChatService, { logSink, onUnexpecte
  */
 export function createRequestHandling(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions) {
   const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
-  return createRequestPipeline({ logger, ip: clientIp(service), onUnexpectedError });
-}
-
-/** The client's IP: the socket's, or `X-Forwarded-For`'s first only behind a trusted proxy. */
-export function clientIp(service: ChatService): (event: H3Event) => string | undefined {
-  return (event) => getRequestIP(event, { xForwardedFor: service.config.trustProxy });
+  return createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError });
 }

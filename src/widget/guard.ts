@@ -1,6 +1,7 @@
-import { getRequestIP, type H3Event } from "h3";
+import type { H3Event } from "h3";
 import type { Chatbot } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
+import { clientIp } from "../http/client-ip.js";
 import type { ChatService } from "../service.js";
 import { allowOrigin, checkOrigin, WIDGET_TOKEN_HEADER, type RequestOrigin } from "./cors.js";
 import { createRateLimiter, type RateDecision } from "./rate-limit.js";
@@ -53,7 +54,7 @@ export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { 
 
     admit(event, slug) {
       const admitted = admitOrigin(event, slug);
-      const ip = getRequestIP(event, { xForwardedFor: service.config.trustProxy }) ?? "unknown";
+      const ip = clientIp(event, service.config) ?? "unknown";
       refuseWhenSpent(perIp.take(`ip:${ip}`));
       return admitted;
     },

@@ -1,4 +1,4 @@
-import { getRequestIP, type H3Event } from "h3";
+import type { H3Event } from "h3";
 import { z } from "zod";
 import { postSchema, rateSchema, sendSchema } from "../../core/chat.js";
 import { listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
@@ -16,6 +16,7 @@ import {
   startedConversationSchema,
 } from "../../core/schemas/index.js";
 import type { ChatService } from "../../service.js";
+import { clientIp } from "../client-ip.js";
 import { ok, okPage } from "../envelope.js";
 import { idParam, slugParam, type RouteContext, type RouteDefinition } from "../router.js";
 import { streamReply, wantsEventStream } from "../sse.js";
@@ -27,17 +28,16 @@ import { streamReply, wantsEventStream } from "../sse.js";
 export const looseId = (value: string | undefined): number => (value !== undefined && /^[1-9]\d{0,15}$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : 0);
 
 /**
- * What the request tells about the visitor: the IP (from `X-Forwarded-For`
- * only behind a trusted proxy), a two-letter country from the configured
- * header, and the page the chat runs on from `Referer` (else `Origin`), when
- * it is an http(s) URL.
+ * What the request tells about the visitor: the IP (see {@link clientIp}),
+ * a two-letter country from the configured header, and the page the chat
+ * runs on from `Referer` (else `Origin`), when it is an http(s) URL.
  */
 export function visitorContext(event: H3Event, service: ChatService): VisitorContext {
   const headers = event.req.headers;
   const country = headers.get(service.config.countryHeader)?.trim().toUpperCase();
   const page = headers.get("referer") ?? headers.get("origin");
   return {
-    ip: getRequestIP(event, { xForwardedFor: service.config.trustProxy }) ?? null,
+    ip: clientIp(event, service.config) ?? null,
     country: country && /^[A-Z0-9]{2}$/.test(country) ? country : null,
     sourceUrl: page && page.length <= 2048 && /^https?:\/\//i.test(page) && URL.canParse(page) ? page : null,
   };
