@@ -2,14 +2,14 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIPv4, isIPv6 } from "node:net";
 
 /*
- * Where webhooks may be delivered: IPv4 only, and by default only to public
- * addresses, so a registered URL cannot make the service probe its own
- * network (cloud metadata at 169.254.169.254, admin ports on 127.0.0.1...).
- * The check runs at registration and again on every connection, because DNS
- * answers can change between the two.
+ * Where the service may connect on a user's behalf (webhook deliveries, URL
+ * ingestion): IPv4 only, and by default only to public addresses, so a URL
+ * cannot make the service probe its own network (cloud metadata at
+ * 169.254.169.254, admin ports on 127.0.0.1...). URLs are checked when given
+ * and again on every connection, because DNS answers can change between the two.
  */
 
-/** Ranges no webhook may reach unless private networks are allowed: [first address, prefix length, what it is]. */
+/** Ranges no outbound connection may reach unless private networks are allowed: [first address, prefix length, what it is]. */
 const BLOCKED_RANGES: [string, number, string][] = [
   ["0.0.0.0", 8, "this network"],
   ["10.0.0.0", 8, "private"],
@@ -90,7 +90,7 @@ export function blockedRangeOf(address: string | number): string | null {
 }
 
 export interface AddressPolicy {
-  /** Deliver to private, loopback and other non-public IPv4 addresses too. */
+  /** Connect to private, loopback and other non-public IPv4 addresses too. */
   allowPrivateNetworks: boolean;
 }
 
@@ -101,14 +101,14 @@ export interface AddressPolicy {
  * addressProblem("10.0.0.1", { allowPrivateNetworks: false }); // "10.0.0.1 is not a public address (private)"
  */
 export function addressProblem(address: string, { allowPrivateNetworks }: AddressPolicy): string | null {
-  if (!isIPv4(address)) return `${address} is not an IPv4 address (webhooks are delivered over IPv4 only)`;
+  if (!isIPv4(address)) return `${address} is not an IPv4 address (connections are made over IPv4 only)`;
   if (allowPrivateNetworks) return null;
   const kind = blockedRangeOf(address);
   return kind === null ? null : `${address} is not a public address (${kind})`;
 }
 
 /**
- * The problem with a webhook URL that can be seen without DNS (scheme, IPv6
+ * The problem with an outbound URL that can be seen without DNS (scheme, IPv6
  * or non-public IPv4 literals in any notation, `localhost` names), or null.
  *
  * @example
@@ -119,7 +119,7 @@ export function urlProblem(raw: string, policy: AddressPolicy): string | null {
   const url = new URL(raw);
   if (url.protocol !== "http:" && url.protocol !== "https:") return "The url must use http or https.";
   const host = url.hostname;
-  if (host.startsWith("[") || isIPv6(host)) return "The url must not be an IPv6 address: webhooks are delivered over IPv4 only.";
+  if (host.startsWith("[") || isIPv6(host)) return "The url must not be an IPv6 address: connections are made over IPv4 only.";
   // The URL parser already canonicalises IPv4 literals; parsing again covers hosts that reach us un-normalised.
   const literal = parseIPv4(host);
   if (literal !== null) {
