@@ -177,14 +177,10 @@ export function resolveAllowed(hostname: string, policy: AddressPolicy): Promise
     }
     dnsLookup(hostname, { family: 4, all: true }, (error, found) => {
       if (error) return reject(error);
-      const problems: string[] = [];
-      const allowed = found.map((a) => a.address).filter((address) => {
-        const problem = addressProblem(address, policy);
-        if (problem) problems.push(problem);
-        return problem === null;
-      });
+      const allowed = found.map((a) => a.address).filter((address) => addressProblem(address, policy) === null);
       if (allowed.length > 0) resolve(allowed);
-      else reject(notAllowed(problems[0] ?? `${hostname} has no IPv4 address`));
+      // The addresses stay unnamed: whoever gave the URL must not learn the internal network's layout from the answer.
+      else reject(notAllowed(found.length > 0 ? `${hostname} does not resolve to a public address` : `${hostname} has no IPv4 address`));
     });
   });
 }
