@@ -109,24 +109,33 @@ export function addressProblem(address: string, { allowPrivateNetworks }: Addres
 
 /**
  * The problem with an outbound URL that can be seen without DNS (scheme, IPv6
- * or non-public IPv4 literals in any notation, `localhost` names), or null.
+ * or non-public IPv4 literals in any notation, `localhost` names), as a
+ * sentence for the person who gave it, or null.
  *
  * @example
  * urlProblem("http://2130706433/hook", { allowPrivateNetworks: false }); // "The url is not allowed: 127.0.0.1 is not a public address (loopback)."
  */
 export function urlProblem(raw: string, policy: AddressPolicy): string | null {
   if (!URL.canParse(raw)) return "The url must be a valid URL.";
-  const url = new URL(raw);
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "The url must use http or https.";
+  const problem = targetProblem(new URL(raw), policy);
+  return problem && `The url is not allowed: ${problem}.`;
+}
+
+/**
+ * What {@link urlProblem} checks, on a parsed URL, as a bare phrase: the
+ * check every redirect hop of a fetch goes through again.
+ *
+ * @example
+ * targetProblem(new URL("http://0x7f.1/"), { allowPrivateNetworks: false }); // "127.0.0.1 is not a public address (loopback)"
+ */
+export function targetProblem(url: URL, policy: AddressPolicy): string | null {
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `the scheme must be http or https (not ${url.protocol})`;
   const host = url.hostname;
-  if (host.startsWith("[") || isIPv6(host)) return "The url must not be an IPv6 address: connections are made over IPv4 only.";
+  if (host.startsWith("[") || isIPv6(host)) return `${host} is an IPv6 address (connections are made over IPv4 only)`;
   // The URL parser already canonicalises IPv4 literals; parsing again covers hosts that reach us un-normalised.
   const literal = parseIPv4(host);
-  if (literal !== null) {
-    const problem = addressProblem(formatIPv4(literal), policy);
-    return problem && `The url is not allowed: ${problem}.`;
-  }
-  if (!policy.allowPrivateNetworks && isLocalName(host)) return `The url is not allowed: ${host} is a local name.`;
+  if (literal !== null) return addressProblem(formatIPv4(literal), policy);
+  if (!policy.allowPrivateNetworks && isLocalName(host)) return `${host} is a local name`;
   return null;
 }
 
