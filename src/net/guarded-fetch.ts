@@ -105,7 +105,7 @@ export function guardedFetch(
 
     const readBody = (response: http.IncomingMessage, url: URL, status: number) => {
       const encoding = (response.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-      const decoder = DECODERS[encoding];
+      const decoder = DECODERS.get(encoding);
       if (!decoder) return fail(`unsupported content encoding "${encoding}"`);
       let stream: Readable = response;
       if (decoder !== "identity") {
@@ -139,10 +139,11 @@ export function guardedFetch(
   });
 }
 
-const DECODERS: Record<string, "identity" | (() => Transform)> = {
-  identity: "identity",
-  gzip: createGunzip,
-  "x-gzip": createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
+// A Map, not an object literal: the header is the server's to choose, and "constructor" must not find Object.
+const DECODERS = new Map<string, "identity" | (() => Transform)>([
+  ["identity", "identity"],
+  ["gzip", createGunzip],
+  ["x-gzip", createGunzip],
+  ["deflate", createInflate],
+  ["br", createBrotliDecompress],
+]);

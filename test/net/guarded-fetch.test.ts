@@ -86,12 +86,13 @@ describe("guardedFetch", () => {
     const text = "Compressed help page. ".repeat(100);
     const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024));
     const { url } = await serve((req, res) => {
-      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
-      res.end(req.url === "/bomb" ? bomb : gzipSync(text));
+      if (req.url === "/odd") res.writeHead(200, { "content-type": "text/plain", "content-encoding": "constructor" }).end("x");
+      else res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" }).end(req.url === "/bomb" ? bomb : gzipSync(text));
     });
     expect((await guardedFetch(`${url}/page`, { policy: open, maxBytes: 10_000 })).body.toString()).toBe(text);
     expect(bomb.length).toBeLessThan(1024 * 1024);
     await expect(guardedFetch(`${url}/bomb`, { policy: open, maxBytes: 1024 * 1024 })).rejects.toThrow("response too large (more than 1048576 bytes)");
+    await expect(guardedFetch(`${url}/odd`, { policy: open, maxBytes: 100 })).rejects.toThrow('unsupported content encoding "constructor"');
   });
 
   it("asks `accept` about the headers before reading the body", async () => {
