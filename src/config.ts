@@ -19,6 +19,14 @@ export interface WebhookOptions {
   concurrency?: number;
 }
 
+/** Fetching URLs given to `ingest`. */
+export interface IngestOptions {
+  /** Fetch from private, loopback and other non-public addresses (intranets, tests; env `CHATSVC_INGEST_ALLOW_PRIVATE`). Default false. */
+  allowPrivateNetworks?: boolean;
+  /** Limit for fetching one URL: redirects, headers and body. Default 15 000 ms. */
+  timeoutMs?: number;
+}
+
 export interface WidgetOptions {
   /** Widget requests per minute from one IP address, in bursts of up to as many (env `CHATSVC_WIDGET_IP_RATE`). Default 120. */
   ipRatePerMinute?: number;
@@ -85,6 +93,7 @@ export interface ChatServiceOptions {
   creditCosts?: Record<string, number>;
   branding?: BrandingOptions;
   webhooks?: WebhookOptions;
+  ingest?: IngestOptions;
   retrieval?: RetrievalOptions;
   chunking?: ChunkingOptions;
   /** The embeddable widget's rate limits and visitor tokens. */
@@ -136,6 +145,7 @@ export interface ResolvedConfig {
   creditCosts: Record<string, number>;
   branding: Required<BrandingOptions>;
   webhooks: Required<WebhookOptions>;
+  ingest: Required<IngestOptions>;
   retrieval: Required<RetrievalOptions>;
   chunking: Required<ChunkingOptions>;
   widget: Required<WidgetOptions>;
@@ -236,6 +246,10 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
       retryDelaysMs: Array.isArray(retryDelaysMs) ? retryDelaysMs : [1000, 5000, 25000],
       timeoutMs: int("webhooks.timeoutMs", options.webhooks?.timeoutMs, 10_000, 1),
       concurrency: int("webhooks.concurrency", options.webhooks?.concurrency, 8, 1),
+    },
+    ingest: {
+      allowPrivateNetworks: bool("ingest.allowPrivateNetworks", options.ingest?.allowPrivateNetworks ?? env.CHATSVC_INGEST_ALLOW_PRIVATE),
+      timeoutMs: int("ingest.timeoutMs", options.ingest?.timeoutMs, 15_000, 1),
     },
     retrieval: { k: int("retrieval.k", options.retrieval?.k, 6, 1), threshold },
     chunking: { size: chunkSize, overlap },

@@ -27,7 +27,7 @@ export function createKnowledge(db: Db, config: ResolvedConfig, chatbots: Pick<C
   let model: Embedder | undefined;
   const embedder = () => (model ??= createEmbedder(config.embedModel, config));
   const hybrid = createHybridSearch({ sqlite, store, vectors, embedder });
-  const deps = { sqlite, store, vectors, embedder, chunking: config.chunking };
+  const deps = { sqlite, store, vectors, embedder, chunking: config.chunking, fetching: config.ingest };
 
   const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false }: SearchOptions = {}) => {
     if (typeof query !== "string") throw ChatsvcError.validation({ query: ["The query must be a string."] });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ChunkingOptions } from "../config.js";
+import type { ChunkingOptions, IngestOptions } from "../config.js";
 import { nowIso } from "../core/clock.js";
 import type { Sqlite } from "../core/db/open.js";
 import { ChatsvcError } from "../core/errors.js";
@@ -25,6 +25,8 @@ export interface IngestDeps {
   vectors: VectorIndex;
   embedder: () => Embedder;
   chunking: Required<ChunkingOptions>;
+  /** How URLs are fetched: address policy and timeout. */
+  fetching: Required<IngestOptions>;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface IngestDeps {
  * await ingest(deps, bot.id, ["./docs"], { onProgress: (p) => console.log(p.done, p.total) });
  */
 export async function ingest(
-  { sqlite, store, vectors, embedder, chunking }: IngestDeps,
+  { sqlite, store, vectors, embedder, chunking, fetching }: IngestDeps,
   chatbotId: number,
   inputs: IngestInput[],
   { onProgress }: { onProgress?: (p: IngestProgress) => void } = {},
@@ -99,7 +101,7 @@ export async function ingest(
     onProgress?.({ done: i, total: targets.length, current: label });
     let doc: LoadedDocument;
     try {
-      doc = await loadTarget(target);
+      doc = await loadTarget(target, fetching);
     } catch (error) {
       if (error instanceof LoadError || error instanceof ChatsvcError) {
         report.failed.push({ input: label, error: error.message });

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { version } from "../version.js";
-import { createPolicyLookup, urlProblem, type AddressPolicy } from "./address-policy.js";
+import { createPolicyLookup, urlProblem, type AddressPolicy } from "../net/address-policy.js";
 import { signWebhook } from "./signing.js";
 
 /** One delivery to send: where, with which key, and the stored `{event, data}` body. */

@@ -6,7 +6,7 @@ import { organizations, webhooks } from "../core/db/schema.js";
 import { ChatsvcError } from "../core/errors.js";
 import { EVENT_NAMES, type EventName } from "../core/events.js";
 import { body, oneOf, parse, text } from "../core/validation.js";
-import { resolveAllowed, urlProblem, type AddressPolicy } from "./address-policy.js";
+import { resolveAllowed, urlProblem, type AddressPolicy } from "../net/address-policy.js";
 import { generateWebhookSecret } from "./signing.js";
 
 /** A webhook as `GET /webhooks` lists it, with its delivery statistics. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/harness.js";
+import { startTestServer } from "./helpers.js";
 
 let dir: string;
 let cleanup: () => void;
@@ -57,5 +58,24 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain("chatsvc kb reindex");
     expect((await cli(["ingest", "nope", dir])).stderr).toMatch(/^error: Chatbot nope not found/);
+  });
+
+  it("refuses loopback URLs unless --allow-private-urls or CHATSVC_INGEST_ALLOW_PRIVATE=1 opts in", async () => {
+    await cli(["init", "--json"]);
+    const pages = await startTestServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`Intranet page ${req.url} about the canteen menu.`));
+    try {
+      const refused = await cli(["ingest", "demo", `${pages.url}/a`, "--json"]);
+      expect(refused.code).toBe(1);
+      expect(refused.json()).toMatchObject({ added: 0, failed: [{ input: `${pages.url}/a`, error: "refused: 127.0.0.1 is not a public address (loopback)" }] });
+      expect(pages.hits).toBe(0);
+
+      expect((await cli(["ingest", "demo", `${pages.url}/a`, "--allow-private-urls", "--json"])).json()).toMatchObject({ added: 1, failed: [] });
+      expect((await cli(["ingest", "demo", `${pages.url}/b`, "--json"], { CHATSVC_INGEST_ALLOW_PRIVATE: "1" })).json()).toMatchObject({ added: 1, failed: [] });
+      const invalid = await cli(["ingest", "demo", `${pages.url}/c`], { CHATSVC_INGEST_ALLOW_PRIVATE: "maybe" });
+      expect(invalid.code).not.toBe(0);
+      expect(invalid.stderr).toContain("ingest.allowPrivateNetworks must be a boolean");
+    } finally {
+      await pages.close();
+    }
   });
 });

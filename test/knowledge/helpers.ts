@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** A one-page PDF with one text line per entry (Helvetica), valid enough for PDF.js. */
@@ -48,4 +48,66 @@ export async function startPageServer(pages: Record<string, [string, string | Bu
     pages: map,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+export interface TestServer {
+  url: string;
+  port: number;
+  /** Requests received so far. */
+  hits: number;
+  close(): Promise<void>;
+}
+
+/** A node:http server on 127.0.0.1 answering with `handler`; `close()` also drops open connections. */
+export async function startTestServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
+  const server: Server = createServer((req, res) => {
+    result.hits++;
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const result: TestServer = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    hits: 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  return result;
+}
+
+/** What a streamed body came to: bytes handed to the socket, and whether all of it was sent. */
+export interface StreamedBody {
+  written: number;
+  finished: boolean;
+  /** Resolves when the response is over, sent in full or cut by the client. */
+  done: Promise<void>;
+}
+
+/** Streams `total` bytes of `fill` in 64 KiB chunks, waiting for the socket to drain (so the server itself buffers little). */
+export function streamBody(res: ServerResponse, total: number, fill = "a"): StreamedBody {
+  const chunk = Buffer.alloc(64 * 1024, fill);
+  const state: StreamedBody = { written: 0, finished: false, done: Promise.resolve() };
+  state.done = new Promise<void>((resolve) => {
+    res.on("close", () => {
+      state.finished = res.writableFinished;
+      resolve();
+    });
+  });
+  const pump = () => {
+    while (state.written < total && !res.destroyed) {
+      const part = chunk.subarray(0, Math.min(chunk.length, total - state.written));
+      state.written += part.length;
+      if (!res.write(part)) {
+        res.once("drain", pump);
+        return;
+      }
+    }
+    if (!res.destroyed) res.end();
+  };
+  pump();
+  return state;
 }

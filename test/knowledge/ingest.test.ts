@@ -10,7 +10,8 @@ let pages: PageServer | undefined;
 // The demo bot starts with chatsvc's docs; these tests need an empty knowledge base.
 const BOT = "kb";
 beforeEach(async () => {
-  h = await startHarness();
+  // The URL tests' page server listens on 127.0.0.1, which ingestion refuses unless private networks are allowed.
+  h = await startHarness({ ingest: { allowPrivateNetworks: true } });
   h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: BOT, name: "Knowledge test bot" });
 });
 afterEach(async () => {

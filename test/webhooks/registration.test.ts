@@ -1,12 +1,22 @@
+import { lookup } from "node:dns/promises";
+import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProgram } from "../../src/cli/program.js";
 import { internalsOf } from "../../src/service.js";
+import { blockedRangeOf } from "../../src/net/address-policy.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
+
+// The machine's own name: a plain name (not `localhost`) that resolves, on most hosts, to a loopback or private address.
+const ownName = hostname();
+const ownAddresses = await lookup(ownName, { family: 4, all: true }).then(
+  (found) => found.map((a) => a.address),
+  () => [] as string[],
+);
 
 const hook = { url: "https://hooks.example.com/chatsvc", events: ["lead_captured", "conversation_started"], name: "CRM" };
 
@@ -82,6 +92,17 @@ describe("POST /webhooks", () => {
     expect(res.status).toBe(422);
     expect(res.body.errors.url).toEqual([expect.stringMatching(/not allowed|IPv4 only/)]);
   });
+
+  it.runIf(ownAddresses.length > 0 && ownAddresses.every((a) => blockedRangeOf(a) !== null))(
+    "refuses a name that resolves to a non-public address without naming the address",
+    async () => {
+      h = await startHarness();
+      const res = await h.call("/webhooks", { json: { url: `http://${ownName}:8080/hook`, events: ["lead_captured"] } });
+      expect(res.status).toBe(422);
+      expect(res.body.errors.url).toEqual([`The url is not allowed: ${ownName} does not resolve to a public address.`]);
+      for (const address of ownAddresses) expect(res.text).not.toContain(address);
+    },
+  );
 
   it("accepts private addresses when the service allows private networks", async () => {
     h = await startHarness({ webhooks: { allowPrivateNetworks: true } });

@@ -46,8 +46,15 @@ export function registerIngest(program: Command): void {
     .command("ingest <slug> <inputs...>")
     .description("Add files, folders (recursively) or URLs to a chatbot's knowledge base: .md .markdown .txt .html .htm .json .pdf")
     .option("--json", "print the report as one JSON object")
-    .addHelpText("after", "\nUnchanged documents are skipped, changed ones replaced. Exits with 1 when any input failed (the others are still ingested).")
-    .action(async (slug: string, inputs: string[], opts: { json?: boolean }, cmd: Command) => {
+    .option("--allow-private-urls", "fetch URLs on private, loopback and other non-public addresses too")
+    .addHelpText(
+      "after",
+      "\nUnchanged documents are skipped, changed ones replaced. Exits with 1 when any input failed (the others are still ingested).\n" +
+        "URLs on private, loopback, link-local (cloud metadata) and reserved addresses are refused, also after a redirect,\n" +
+        "unless --allow-private-urls (or CHATSVC_INGEST_ALLOW_PRIVATE=1) is given.",
+    )
+    .action(async (slug: string, inputs: string[], opts: { json?: boolean; allowPrivateUrls?: boolean }, cmd: Command) => {
+      const options = opts.allowPrivateUrls ? { ingest: { allowPrivateNetworks: true } } : {};
       await withService(cmd, async (service) => {
         const bar = createProgressBar();
         let report: IngestReport;
@@ -58,6 +65,6 @@ export function registerIngest(program: Command): void {
         }
         opts.json ? printJson(report) : process.stdout.write(formatIngestReport(slug, report));
         if (report.failed.length > 0) process.exitCode = 1;
-      });
+      }, options);
     });
 }

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import type { IngestOptions } from "../../config.js";
 import type { IngestInput } from "../types.js";
 import { convertText } from "./convert.js";
 import { LoadError } from "./errors.js";
@@ -56,14 +57,14 @@ export function targetLabel(target: LoadTarget): string {
 }
 
 /**
- * Loads one target into text. Throws {@link LoadError} with a readable reason.
+ * Loads one target into text; URLs are fetched as `fetching` allows. Throws {@link LoadError} with a readable reason.
  *
  * @example
- * const doc = await loadTarget({ kind: "file", path: "/abs/docs/faq.md" });
+ * const doc = await loadTarget({ kind: "file", path: "/abs/docs/faq.md" }, config.ingest);
  */
-export async function loadTarget(target: LoadTarget, options: { urlTimeoutMs?: number } = {}): Promise<LoadedDocument> {
+export async function loadTarget(target: LoadTarget, fetching: Required<IngestOptions>): Promise<LoadedDocument> {
   if (target.kind === "file") return loadFile(target.path);
-  if (target.kind === "url") return loadUrl(target.url, options.urlTimeoutMs === undefined ? {} : { timeoutMs: options.urlTimeoutMs });
+  if (target.kind === "url") return loadUrl(target.url, fetching);
   if (!target.name.trim()) throw new LoadError("a text input needs a name");
   const converted = convertText(target.format, target.content);
   return {

@@ -1,4 +1,5 @@
-import { FetchError, ofetch } from "ofetch";
+import type { IngestOptions } from "../../config.js";
+import { guardedFetch, GuardedFetchError, type GuardedResponse } from "../../net/guarded-fetch.js";
 import { convert, type SourceFormat } from "./convert.js";
 import { LoadError } from "./errors.js";
 import { MAX_FILE_BYTES } from "./files.js";
@@ -6,31 +7,32 @@ import type { LoadedDocument } from "./types.js";
 
 /**
  * Fetches a web page or file and reads it by its content type (HTML, Markdown,
- * plain text, JSON or PDF). An HTML page is named by its title.
+ * plain text, JSON or PDF). An HTML page is named by its title. The fetch goes
+ * through the address policy (no private, loopback or metadata addresses
+ * unless `allowPrivateNetworks`, on every redirect too), stops at
+ * {@link MAX_FILE_BYTES} while downloading, and refuses a content type it
+ * cannot read before downloading the body.
  *
  * @example
- * const doc = await loadUrl("https://example.com/help/refunds");
+ * const doc = await loadUrl("https://example.com/help/refunds", { allowPrivateNetworks: false, timeoutMs: 15_000 });
  */
-export async function loadUrl(url: string, { timeoutMs = 15_000 }: { timeoutMs?: number } = {}): Promise<LoadedDocument> {
-  let response: Awaited<ReturnType<typeof ofetch.raw<ArrayBuffer, "arrayBuffer">>>;
+export async function loadUrl(url: string, { allowPrivateNetworks, timeoutMs }: Required<IngestOptions>): Promise<LoadedDocument> {
+  let response: GuardedResponse;
   try {
-    response = await ofetch.raw(url, {
-      responseType: "arrayBuffer",
-      timeout: timeoutMs,
-      retry: 1,
+    response = await guardedFetch(url, {
+      policy: { allowPrivateNetworks },
+      timeoutMs,
+      maxBytes: MAX_FILE_BYTES,
       headers: { accept: "text/html, text/markdown, text/plain, application/json, application/pdf;q=0.9, */*;q=0.5", "user-agent": "chatsvc-ingest" },
+      accept: ({ url, headers }) => (formatOf(headers["content-type"] ?? "", url) ? null : `unsupported content type "${headers["content-type"] ?? ""}"`),
     });
   } catch (error) {
-    if (error instanceof FetchError && error.response) throw new LoadError(`HTTP ${error.response.status} ${error.response.statusText}`.trim());
-    throw new LoadError(`cannot fetch (${error instanceof Error ? error.message : String(error)})`);
+    if (error instanceof GuardedFetchError) throw new LoadError(error.message);
+    throw error;
   }
-  const bytes = new Uint8Array(response._data ?? new ArrayBuffer(0));
-  if (bytes.byteLength > MAX_FILE_BYTES) throw new LoadError(`response too large (${bytes.byteLength} bytes)`);
-  const contentType = response.headers.get("content-type") ?? "";
-  const format = formatOf(contentType, url);
-  if (!format) throw new LoadError(`unsupported content type "${contentType}"`);
-  const converted = await convert(format, bytes);
-  const finalUrl = response.url || url;
+  const format = formatOf(response.headers["content-type"] ?? "", response.url)!;
+  const converted = await convert(format, response.body);
+  const finalUrl = response.url.href;
   return {
     name: converted.title || nameFromUrl(finalUrl),
     type: "url",
@@ -38,19 +40,19 @@ export async function loadUrl(url: string, { timeoutMs = 15_000 }: { timeoutMs?:
     url: finalUrl,
     format: converted.format,
     text: converted.text,
-    bytes: bytes.byteLength,
+    bytes: response.body.byteLength,
   };
 }
 
-function formatOf(contentType: string, url: string): SourceFormat | undefined {
+function formatOf(contentType: string, url: URL): SourceFormat | undefined {
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   if (type === "text/html" || type === "application/xhtml+xml") return "html";
   if (type === "text/markdown" || type === "text/x-markdown") return "md";
   if (type === "application/json" || type.endsWith("+json")) return "json";
   if (type === "application/pdf") return "pdf";
-  if (type === "text/plain") return /\.(md|markdown)$/i.test(new URL(url).pathname) ? "md" : "txt";
+  if (type === "text/plain") return /\.(md|markdown)$/i.test(url.pathname) ? "md" : "txt";
   if (type === "" || type === "application/octet-stream") {
-    const path = new URL(url).pathname.toLowerCase();
+    const path = url.pathname.toLowerCase();
     if (path.endsWith(".pdf")) return "pdf";
     if (/\.(md|markdown)$/.test(path)) return "md";
   }

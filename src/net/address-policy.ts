@@ -2,14 +2,14 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIPv4, isIPv6 } from "node:net";
 
 /*
- * Where webhooks may be delivered: IPv4 only, and by default only to public
- * addresses, so a registered URL cannot make the service probe its own
- * network (cloud metadata at 169.254.169.254, admin ports on 127.0.0.1...).
- * The check runs at registration and again on every connection, because DNS
- * answers can change between the two.
+ * Where the service may connect on a user's behalf (webhook deliveries, URL
+ * ingestion): IPv4 only, and by default only to public addresses, so a URL
+ * cannot make the service probe its own network (cloud metadata at
+ * 169.254.169.254, admin ports on 127.0.0.1...). URLs are checked when given
+ * and again on every connection, because DNS answers can change between the two.
  */
 
-/** Ranges no webhook may reach unless private networks are allowed: [first address, prefix length, what it is]. */
+/** Ranges no outbound connection may reach unless private networks are allowed: [first address, prefix length, what it is]. */
 const BLOCKED_RANGES: [string, number, string][] = [
   ["0.0.0.0", 8, "this network"],
   ["10.0.0.0", 8, "private"],
@@ -90,7 +90,7 @@ export function blockedRangeOf(address: string | number): string | null {
 }
 
 export interface AddressPolicy {
-  /** Deliver to private, loopback and other non-public IPv4 addresses too. */
+  /** Connect to private, loopback and other non-public IPv4 addresses too. */
   allowPrivateNetworks: boolean;
 }
 
@@ -101,32 +101,41 @@ export interface AddressPolicy {
  * addressProblem("10.0.0.1", { allowPrivateNetworks: false }); // "10.0.0.1 is not a public address (private)"
  */
 export function addressProblem(address: string, { allowPrivateNetworks }: AddressPolicy): string | null {
-  if (!isIPv4(address)) return `${address} is not an IPv4 address (webhooks are delivered over IPv4 only)`;
+  if (!isIPv4(address)) return `${address} is not an IPv4 address (connections are made over IPv4 only)`;
   if (allowPrivateNetworks) return null;
   const kind = blockedRangeOf(address);
   return kind === null ? null : `${address} is not a public address (${kind})`;
 }
 
 /**
- * The problem with a webhook URL that can be seen without DNS (scheme, IPv6
- * or non-public IPv4 literals in any notation, `localhost` names), or null.
+ * The problem with an outbound URL that can be seen without DNS (scheme, IPv6
+ * or non-public IPv4 literals in any notation, `localhost` names), as a
+ * sentence for the person who gave it, or null.
  *
  * @example
  * urlProblem("http://2130706433/hook", { allowPrivateNetworks: false }); // "The url is not allowed: 127.0.0.1 is not a public address (loopback)."
  */
 export function urlProblem(raw: string, policy: AddressPolicy): string | null {
   if (!URL.canParse(raw)) return "The url must be a valid URL.";
-  const url = new URL(raw);
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "The url must use http or https.";
+  const problem = targetProblem(new URL(raw), policy);
+  return problem && `The url is not allowed: ${problem}.`;
+}
+
+/**
+ * What {@link urlProblem} checks, on a parsed URL, as a bare phrase: the
+ * check every redirect hop of a fetch goes through again.
+ *
+ * @example
+ * targetProblem(new URL("http://0x7f.1/"), { allowPrivateNetworks: false }); // "127.0.0.1 is not a public address (loopback)"
+ */
+export function targetProblem(url: URL, policy: AddressPolicy): string | null {
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `the scheme must be http or https (not ${url.protocol})`;
   const host = url.hostname;
-  if (host.startsWith("[") || isIPv6(host)) return "The url must not be an IPv6 address: webhooks are delivered over IPv4 only.";
+  if (host.startsWith("[") || isIPv6(host)) return `${host} is an IPv6 address (connections are made over IPv4 only)`;
   // The URL parser already canonicalises IPv4 literals; parsing again covers hosts that reach us un-normalised.
   const literal = parseIPv4(host);
-  if (literal !== null) {
-    const problem = addressProblem(formatIPv4(literal), policy);
-    return problem && `The url is not allowed: ${problem}.`;
-  }
-  if (!policy.allowPrivateNetworks && isLocalName(host)) return `The url is not allowed: ${host} is a local name.`;
+  if (literal !== null) return addressProblem(formatIPv4(literal), policy);
+  if (!policy.allowPrivateNetworks && isLocalName(host)) return `${host} is a local name`;
   return null;
 }
 
@@ -177,14 +186,10 @@ export function resolveAllowed(hostname: string, policy: AddressPolicy): Promise
     }
     dnsLookup(hostname, { family: 4, all: true }, (error, found) => {
       if (error) return reject(error);
-      const problems: string[] = [];
-      const allowed = found.map((a) => a.address).filter((address) => {
-        const problem = addressProblem(address, policy);
-        if (problem) problems.push(problem);
-        return problem === null;
-      });
+      const allowed = found.map((a) => a.address).filter((address) => addressProblem(address, policy) === null);
       if (allowed.length > 0) resolve(allowed);
-      else reject(notAllowed(problems[0] ?? `${hostname} has no IPv4 address`));
+      // The addresses stay unnamed: whoever gave the URL must not learn the internal network's layout from the answer.
+      else reject(notAllowed(found.length > 0 ? `${hostname} does not resolve to a public address` : `${hostname} has no IPv4 address`));
     });
   });
 }

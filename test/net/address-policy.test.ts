@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockedRangeOf, createPolicyLookup, formatIPv4, parseIPv4, resolveAllowed, urlProblem } from "../../src/webhooks/address-policy.js";
+import { blockedRangeOf, createPolicyLookup, formatIPv4, parseIPv4, resolveAllowed, urlProblem } from "../../src/net/address-policy.js";
 
 const strict = { allowPrivateNetworks: false };
 const open = { allowPrivateNetworks: true };
@@ -46,7 +46,7 @@ describe("non-public ranges", () => {
   });
 });
 
-describe("webhook URLs", () => {
+describe("outbound URLs", () => {
   it.each([
     "http://127.0.0.1/hook",
     "http://2130706433/",
