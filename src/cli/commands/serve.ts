@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import type { ExposedFile } from "../../core/db/file-permissions.js";
+import type { Logger } from "../../http/logger.js";
 import { parseCount } from "../output.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
 
@@ -14,10 +16,11 @@ export function registerServe(program: Command): void {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
-      const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
+      const [{ createChatService }, { startServer }, { createLogger }, { exposedDatabaseFiles }] = await Promise.all([
         import("../../service.js"),
         import("../../http/server.js"),
         import("../../http/logger.js"),
+        import("../../core/db/file-permissions.js"),
       ]);
       const service = createChatService({
         ...(db && { db }),
@@ -27,6 +30,7 @@ export function registerServe(program: Command): void {
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
+        warnExposedFiles(exposedDatabaseFiles(service.config.db), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${service.config.db})\n` +
@@ -58,4 +62,18 @@ export function registerServe(program: Command): void {
         throw error;
       }
     });
+}
+
+/**
+ * Says, on stderr and in the JSON log, which database files others can read or write and how to fix it.
+ * Only a warning: changing an operator's permissions unasked could break a setup that shares the file on purpose.
+ */
+function warnExposedFiles(files: ExposedFile[], logger: Logger): void {
+  if (files.length === 0) return;
+  const fix = `chmod 600 ${files.map((f) => f.path).join(" ")}`;
+  process.stderr.write(
+    `warning: database files readable or writable by group or others: ${files.map((f) => `${f.path} (${f.mode})`).join(", ")}. ` +
+      `They hold webhook secrets, the widget signing secret, leads and transcripts. Fix: ${fix}\n`,
+  );
+  logger.log("warn", "database file permissions let group or others in", { files, fix });
 }
