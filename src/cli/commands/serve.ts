@@ -10,9 +10,10 @@ export function registerServe(program: Command): void {
     .description("Serve the API (sets up an empty database first)")
     .option("--port <port>", "TCP port", "3000")
     .option("--host <host>", "interface to bind", "127.0.0.1")
+    .option("--public-url <url>", "public URL of this server's root, e.g. https://chat.example.com (env CHATSVC_PUBLIC_URL)")
     .option("--allow-private-webhooks", "deliver webhooks to private and loopback addresses")
     .option("--shutdown-timeout <ms>", "on SIGTERM/SIGINT, longest wait for in-flight requests", "10000")
-    .action(async (opts: { port: string; host: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
+    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
@@ -24,6 +25,7 @@ export function registerServe(program: Command): void {
       ]);
       const service = createChatService({
         ...(db && { db }),
+        ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
       });
       try {
