@@ -93,8 +93,8 @@ export interface ChatServiceOptions {
   /**
    * Public URL of the server's root, where clients reach `/api/v1` and `/widget.js`, e.g.
    * `https://chat.example.com`, or `https://example.com/chat` behind a proxy that serves it under `/chat`
-   * (env `CHATSVC_PUBLIC_URL`). Pagination links are absolute on it (relative without it).
-   * Never taken from a request's `Host`, which the client writes.
+   * (env `CHATSVC_PUBLIC_URL`). Pagination links are absolute on it (relative without it), and the demo
+   * bot's widget works on its origin. Never taken from a request's `Host`, which the client writes.
    */
   publicUrl?: string;
   /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
