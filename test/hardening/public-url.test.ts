@@ -109,6 +109,7 @@ describe("serve --public-url", () => {
       const url = /listening on (\S+)/.exec(out)![1];
       const res = await request(`${url}/api/v1/leads`, { key: /sk_live_\w{32}/.exec(out)![0] });
       expect(res.body.links.first).toBe("https://chat.example.com/api/v1/leads?page=1&per_page=20");
+      expect(out).toContain("Chat with the demo bot: open https://chat.example.com/ in a browser");
     } finally {
       child.kill("SIGTERM");
       await exited;

@@ -36,7 +36,8 @@ export function registerServe(program: Command): void {
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${service.config.db})\n` +
-            `Chat with the demo bot: open ${server.url}/ in a browser\n` +
+            // With a public URL, the demo bot works on that origin only.
+            `Chat with the demo bot: open ${service.config.publicUrl ?? server.url}/ in a browser\n` +
             `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
         );
         let stopping = false;
