@@ -12,12 +12,12 @@ export interface ExposedFile {
 }
 
 /** True for the names SQLite opens without a file of their own (in-memory, temporary). */
-export function isInMemory(file: string): boolean {
+function isInMemory(file: string): boolean {
   return file === "" || file === ":memory:";
 }
 
 /** The files one SQLite database in WAL mode consists of. */
-export function databaseFiles(file: string): string[] {
+function databaseFiles(file: string): string[] {
   return [file, `${file}-wal`, `${file}-shm`];
 }
 
