@@ -110,6 +110,13 @@ export interface ChatServiceOptions {
    * comma-separated list). Default false: the socket's peer is the client.
    */
   trustProxy?: boolean | number | string | readonly string[];
+  /**
+   * Public URL of the server's root, where clients reach `/api/v1` and `/widget.js`, e.g.
+   * `https://chat.example.com`, or `https://example.com/chat` behind a proxy that serves it under `/chat`
+   * (env `CHATSVC_PUBLIC_URL`). Pagination links are absolute on it (relative without it), and the demo
+   * bot's widget works on its origin. Never taken from a request's `Host`, which the client writes.
+   */
+  publicUrl?: string;
   /** Header carrying the visitor's country code (env `CHATSVC_COUNTRY_HEADER`). Default `cf-ipcountry`. */
   countryHeader?: string;
   /** SQLite busy timeout in milliseconds. Default 5 000. */
@@ -154,6 +161,8 @@ export interface ResolvedConfig {
   logLevel: LogLevel;
   /** False, a number of trusted hops (at least 1), or the trusted addresses and CIDRs. */
   trustProxy: TrustProxy;
+  /** Origin plus optional path prefix, without a trailing slash; undefined when not configured. */
+  publicUrl: string | undefined;
   countryHeader: string;
   busyTimeoutMs: number;
   renderIdleMs: number;
@@ -261,6 +270,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     rateLimit: rateLimitsOf(options.rateLimit, env, int, bool),
     logLevel: logLevelOf(options.logLevel ?? env.CHATSVC_LOG_LEVEL, fail),
     trustProxy: trustProxyOf(options.trustProxy ?? env.CHATSVC_TRUST_PROXY, fail),
+    publicUrl: publicUrlOf(options.publicUrl ?? env.CHATSVC_PUBLIC_URL, fail),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
     renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
@@ -319,6 +329,16 @@ function trustProxyOf(value: boolean | number | string | readonly string[] | und
     return invalid((error as Error).message);
   }
   return list;
+}
+
+function publicUrlOf(value: string | undefined, fail: (field: string, message: string) => void): string | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const url = URL.canParse(value.trim()) ? new URL(value.trim()) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
+    fail("publicUrl", `publicUrl must be an http(s) URL of the server's root with no credentials, query or fragment, e.g. https://chat.example.com or https://example.com/chat; got "${value}"`);
+    return undefined;
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
 function parseDelays(raw: string | undefined, fail: (field: string, message: string) => void): number[] {

@@ -24,6 +24,7 @@ export type { Chat, ChatReply, ReplyData, CreditMeta, AnswerOptions, PendingRepl
 export type { Lead, LeadDetail, LeadInput, LeadUpdateInput, CapturedLead, Leads } from "./core/leads.js";
 export { CREDIT_LIMIT_MESSAGE, type CreditStatus, type Credits } from "./core/credits.js";
 export type { Page, PageMeta, PageLinks, PageQuery } from "./core/pagination.js";
+export type { Health } from "./core/health.js";
 export type { BootstrapOptions, BootstrapResult, BootstrapKnowledge } from "./core/bootstrap.js";
 export type {
   Knowledge,

@@ -9,7 +9,9 @@ import { createLeads, type Leads } from "./core/leads.js";
 import { createMessages } from "./core/messages.js";
 import { createRenderer } from "./core/render.js";
 import { openDatabase, type Db } from "./core/db/open.js";
+import { createWriteProbe } from "./core/db/write-probe.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
+import { createHealthCheck, type Health } from "./core/health.js";
 import { createKeys, type Keys } from "./core/keys.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
 import { createUsers, type Users } from "./core/users.js";
@@ -44,6 +46,11 @@ export interface ChatService {
   branding(organizationId: number): Branding;
   /** True when the database has no organisation yet (first run). */
   isEmpty(): boolean;
+  /**
+   * Whether this instance can serve: open, and its database takes writes (a small
+   * write, probed at most once a second; calls in between answer from the last probe).
+   */
+  health(): Health;
   /** First-run setup: an organisation, its owner, the `demo` chatbot and one API key. */
   bootstrap(options?: BootstrapOptions): Promise<BootstrapResult>;
   /** Listen to domain events after they are committed. Returns an unsubscribe function. */
@@ -104,6 +111,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const leads = createLeads(db, { chatbots, conversations, messages, events });
   const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
   const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const health = createHealthCheck(createWriteProbe(sqlite));
 
   let closed = false;
   const service: ChatService = {
@@ -120,6 +128,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     credits,
     branding,
     isEmpty: () => sqlite.prepare("SELECT 1 FROM organizations LIMIT 1").get() === undefined,
+    health: () => (closed ? { ok: false, reason: "The service is closed" } : health()),
     bootstrap: (opts) => bootstrap(service, opts),
     on: (name, listener) => events.on(name, listener),
     async close() {

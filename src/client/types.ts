@@ -13,7 +13,7 @@ export interface OkWithMeta<D, M> extends Ok<D> {
   meta: M;
 }
 
-/** One page of a list, newest first, with `meta` (positions, totals) and `links` (absolute URLs). */
+/** One page of a list, newest first, with `meta` (positions, totals) and `links` (path and query, e.g. `/api/v1/leads?page=2&per_page=20`, or absolute URLs when the server has a `publicUrl`). */
 export interface PageOf<T> extends Ok<T[]> {
   meta: PageMeta;
   links: PageLinks;

@@ -26,7 +26,7 @@ export interface PageMeta {
   to: number | null;
 }
 
-/** `links` of a list response: absolute URLs, null where there is no such page. */
+/** `links` of a list response: path and query (absolute on `publicUrl` when configured), null where there is no such page. */
 export interface PageLinks {
   first: string;
   last: string;
@@ -131,18 +131,24 @@ export function readPage<R, T>(
 }
 
 /**
- * Absolute page links from the URL of the request: other query parameters
- * (filters) are kept, `page` and `per_page` are set.
+ * Page links for the list at `url`: other query parameters (filters) are
+ * kept, `page` and `per_page` are set. Absolute on `publicUrl` when given,
+ * else path and query only: never on the request's host, which the client
+ * writes (`Host: evil.example` would send a client that follows links, and
+ * its key, there).
  *
  * @example
- * pageLinks(new URL("https://x.test/api/v1/leads?chatbot=demo"), meta).next // "https://x.test/api/v1/leads?chatbot=demo&page=2&per_page=20"
+ * pageLinks(new URL("http://127.0.0.1/api/v1/leads?chatbot=demo"), meta).next // "/api/v1/leads?chatbot=demo&page=2&per_page=20"
+ * pageLinks(url, meta, { publicUrl: "https://chat.example.com" }).next // "https://chat.example.com/api/v1/leads?chatbot=demo&page=2&per_page=20"
  */
-export function pageLinks(url: URL, meta: PageMeta): PageLinks {
+export function pageLinks(url: URL, meta: PageMeta, { publicUrl = "" }: { publicUrl?: string } = {}): PageLinks {
+  // One leading slash: `//host/...` is a protocol-relative URL naming another host.
+  const path = url.pathname.replace(/^\/+/, "/");
   const to = (page: number) => {
-    const u = new URL(url);
-    u.searchParams.set("page", String(page));
-    u.searchParams.set("per_page", String(meta.per_page));
-    return u.toString();
+    const query = new URLSearchParams(url.search);
+    query.set("page", String(page));
+    query.set("per_page", String(meta.per_page));
+    return `${publicUrl}${path}?${query}`;
   };
   return {
     first: to(1),

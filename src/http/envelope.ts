@@ -22,7 +22,7 @@ export function ok<T>(data: T, extra: Omit<Envelope<T>, "success" | "data"> = {}
   return { success: true, ...(extra.message !== undefined && { message: extra.message }), data, ...(extra.meta && { meta: extra.meta }), ...(extra.links && { links: extra.links }) };
 }
 
-/** A success envelope for one page of a list: its rows, `meta`, and `links` built on the request URL. */
-export function okPage<T>(page: Page<T>, url: URL): Envelope<T[]> {
-  return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(url, page.meta) } });
+/** A success envelope for one page of a list: its rows, `meta`, and `links` to the list at `url` (see {@link pageLinks}). */
+export function okPage<T>(page: Page<T>, url: URL, options: { publicUrl?: string } = {}): Envelope<T[]> {
+  return ok(page.data, { meta: { ...page.meta }, links: { ...pageLinks(url, page.meta, options) } });
 }

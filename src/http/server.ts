@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { H3 } from "h3";
 import { toNodeHandler } from "h3/node";
@@ -9,6 +9,7 @@ import { DEMO_SLUG, demoPage } from "../widget/demo-page.js";
 import { createApiApp, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { toErrorEnvelope } from "./errors.js";
 import { createHealthHandler, HEALTH_PATH } from "./health.js";
+import { listenOrigins, publicOrigin } from "./own-origins.js";
 import { createRequestHandling } from "./request-guards.js";
 
 export interface StartServerOptions extends ApiAppOptions {
@@ -22,6 +23,11 @@ export interface StartServerOptions extends ApiAppOptions {
   shutdownTimeoutMs?: number;
 }
 
+export interface ServerAppOptions extends ApiAppOptions {
+  /** Origins of this server's own pages, where the demo bot works unconfigured. Default: `publicUrl`'s origin, else none. */
+  ownOrigins?: readonly string[];
+}
+
 export interface RunningServer {
   /** Base URL, e.g. `http://127.0.0.1:3000`. */
   url: string;
@@ -33,16 +39,16 @@ export interface RunningServer {
 /**
  * The app `chatsvc serve` runs: the API under `/api/v1`, the widget
  * (`/widget.js`, `/widget/{slug}/...`) and, at `/`, a page embedding the
- * `demo` chatbot's widget, which works on this server's own origin unconfigured;
+ * `demo` chatbot's widget, which works on this server's own origins (`ownOrigins`) unconfigured;
  * `/healthz` for load balancers. Every answer carries `X-Request-Id` and is logged as one JSON line.
  */
-export function createServerApp(service: ChatService, options: ApiAppOptions = {}): H3 {
+export function createServerApp(service: ChatService, { ownOrigins, ...options }: ServerAppOptions = {}): H3 {
   const reporter = options.onUnexpectedError ?? reportUnexpected;
   // The config hook also catches what h3 rejects before any middleware runs (malformed URLs).
   const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
     .use(createRequestHandling(service, { logSink: options.logSink, onUnexpectedError: reporter }))
     .mount("/api/v1", createApiApp(service, options))
-    .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG] }));
+    .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG], ...(ownOrigins && { ownOrigins }) }));
   app.get("/", (event) => demoPage(event, service));
   // Health at the root, outside the API: no key, no rate limit. HEAD too, which the catch-all below would take.
   const health = createHealthHandler(service);
@@ -55,7 +61,9 @@ export function createServerApp(service: ChatService, options: ApiAppOptions = {
 }
 
 /**
- * Serves the service over HTTP with a hardened Node server.
+ * Serves the service over HTTP with a hardened Node server. Its own origins,
+ * where the demo bot works unconfigured, are `publicUrl`'s when configured,
+ * else those of the address it listens on (see {@link listenOrigins}).
  *
  * @example
  * const server = await startServer(service, { port: 3000 });
@@ -65,7 +73,8 @@ export async function startServer(
   service: ChatService,
   { port = 3000, host = "127.0.0.1", requestTimeoutMs = 30_000, shutdownTimeoutMs = 10_000, ...appOptions }: StartServerOptions = {},
 ): Promise<RunningServer> {
-  const app = createServerApp(service, appOptions);
+  // The app is built once listening: its own origins depend on the address and port the server got.
+  let handle: RequestListener | undefined;
   // Plain node:http rather than listhen: listhen's http-shutdown throws an
   // uncaught TypeError (`_isIdle` of a null socket) when a client's connection
   // is gone before its request event, e.g. after a 413, which would crash serve.
@@ -77,7 +86,7 @@ export async function startServer(
       // The default 30 s check would make the timeouts above much looser.
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
     },
-    toNodeHandler(app),
+    (req, res) => handle!(req, res),
   );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -86,7 +95,15 @@ export async function startServer(
       resolve();
     });
   });
-  const actualPort = (server.address() as AddressInfo).port;
+  const { address, port: actualPort } = server.address() as AddressInfo;
+  const { publicUrl } = service.config;
+  const ownOrigins = publicUrl ? [publicOrigin(publicUrl)] : listenOrigins({ address, port: actualPort, name: host });
+  try {
+    handle = toNodeHandler(createServerApp(service, { ...appOptions, ownOrigins }));
+  } catch (error) {
+    server.close();
+    throw error;
+  }
   const displayHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${displayHost}:${actualPort}`,

@@ -9,7 +9,8 @@ import { toErrorEnvelope, type HttpErrorReporter } from "../http/errors.js";
 import { looseId, visitorContext } from "../http/routes/conversations.js";
 import { streamReply, wantsEventStream } from "../http/sse.js";
 import type { ChatService } from "../service.js";
-import { allowPreflight } from "./cors.js";
+import { publicOrigin } from "../http/own-origins.js";
+import { allowPreflight, sameOriginPolicy } from "./cors.js";
 import { createWidgetGuard, type Admitted } from "./guard.js";
 import { loadWidgetScript, serveWidgetScript } from "./script.js";
 import { createWidgetTokens, widgetSecret } from "./token.js";
@@ -17,11 +18,17 @@ import { forVisitor, toVisitorError } from "./visitor-view.js";
 
 export interface WidgetAppOptions {
   /**
-   * Chatbots whose widget also works on pages of this server's own origin,
-   * whatever their `allowed_origins` say (`serve` lists `demo`, for its demo
-   * page). Default none: every page needs its origin listed.
+   * Chatbots whose widget also works on pages of this server's own origins
+   * (`ownOrigins`), whatever their `allowed_origins` say (`serve` lists `demo`,
+   * for its demo page). Default none: every page needs its origin listed.
    */
   sameOriginSlugs?: string[];
+  /**
+   * This server's own origins for `sameOriginSlugs`, e.g. `["https://chat.example.com"]`.
+   * Default: the origin of the service's `publicUrl`, else none. Never taken from
+   * the request's `Host`, which the client (or a DNS-rebinding page) writes.
+   */
+  ownOrigins?: readonly string[];
   /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
   onUnexpectedError?: HttpErrorReporter;
 }
@@ -55,10 +62,17 @@ type Handler = (event: H3Event, admitted: Admitted) => unknown;
  * const app = new H3().mount("/api/v1", createApiApp(service)).mount("/", createWidgetApp(service));
  * // <script src="https://chat.example.com/widget.js" data-chatbot="support" async></script>
  */
-export function createWidgetApp(service: ChatService, { sameOriginSlugs = [], onUnexpectedError = reportUnexpected }: WidgetAppOptions = {}): H3 {
+export function createWidgetApp(
+  service: ChatService,
+  {
+    sameOriginSlugs = [],
+    ownOrigins = service.config.publicUrl ? [publicOrigin(service.config.publicUrl)] : [],
+    onUnexpectedError = reportUnexpected,
+  }: WidgetAppOptions = {},
+): H3 {
   loadWidgetScript();
   const tokens = createWidgetTokens(widgetSecret(service), { ttlSeconds: service.config.widget.tokenTtlSeconds });
-  const guard = createWidgetGuard(service, tokens, { sameOriginSlugs: new Set(sameOriginSlugs) });
+  const guard = createWidgetGuard(service, tokens, { sameOrigin: sameOriginPolicy(sameOriginSlugs, ownOrigins) });
   const app = new H3();
 
   // Sub-app middleware would run for every path of an app mounted at the root,

@@ -16,29 +16,52 @@ export interface RequestOrigin {
   sameOrigin: boolean;
 }
 
+/** Which chatbots work on this server's own pages unconfigured, and what those pages' origins are. */
+export interface SameOriginPolicy {
+  slugs: ReadonlySet<string>;
+  /** This server's own origins, e.g. `https://chat.example.com`; never taken from a request. */
+  origins: ReadonlySet<string>;
+  /** Their `host[:port]`, compared with `Host` on same-origin requests that carry no `Origin`. */
+  hosts: ReadonlySet<string>;
+}
+
+/**
+ * The policy for `slugs` on `origins`, parsed once rather than per request.
+ *
+ * @example
+ * sameOriginPolicy(["demo"], ["http://127.0.0.1:3000", "http://localhost:3000"])
+ */
+export function sameOriginPolicy(slugs: readonly string[], origins: readonly string[]): SameOriginPolicy {
+  const parsed = origins.map((o) => new URL(o));
+  return { slugs: new Set(slugs), origins: new Set(parsed.map((u) => u.origin)), hosts: new Set(parsed.map((u) => u.host)) };
+}
+
 /**
  * Decides whether the page that made the request may use `bot`'s widget.
  * A cross-origin page must be listed in the chatbot's `allowed_origins`
- * (empty: the widget is off). A same-origin page (one served by this server)
- * is accepted only for the chatbots in `sameOriginSlugs`: `serve` lists the
- * `demo` bot there, so its own demo page works on whatever host and port it
- * runs, without configuration. Requests without any browser origin signal
- * (curl, scripts) are refused: this surface exists for browsers only.
+ * (empty: the widget is off). A page of this server's own origins is
+ * accepted for the chatbots of the same-origin policy too: `serve` lists the
+ * `demo` bot there, so its demo page works unconfigured. Requests without any
+ * browser origin signal (curl, scripts) are refused: this surface exists for
+ * browsers only.
  *
+ * The own origins are configured (`publicUrl`) or where the server listens,
+ * never the request's `Host`: a page on `evil.example` whose name resolves to
+ * this server (DNS rebinding), or a script, sends `Host: evil.example` too.
  * Same-origin GET requests carry no `Origin` header in browsers, so
- * `Sec-Fetch-Site: same-origin` identifies them; the host is compared without
- * the scheme because a TLS-terminating proxy makes the server see `http`.
+ * `Sec-Fetch-Site: same-origin` identifies them, and the `Host` the browser
+ * addressed must then be one of the own origins' hosts.
  */
-export function checkOrigin(event: H3Event, bot: Chatbot, sameOriginSlugs: ReadonlySet<string>): RequestOrigin {
+export function checkOrigin(event: H3Event, bot: Chatbot, policy: SameOriginPolicy): RequestOrigin {
   const headers = event.req.headers;
   const origin = headers.get("origin");
-  const host = headers.get("host");
-  const sameOrigin = origin === null ? headers.get("sec-fetch-site") === "same-origin" : host !== null && hostOf(origin) === host.toLowerCase();
-  if (sameOrigin && sameOriginSlugs.has(bot.slug)) return { echo: origin, sameOrigin };
+  const sameSite = headers.get("sec-fetch-site") === "same-origin";
+  const sameOrigin = origin === null ? sameSite && policy.hosts.has(headers.get("host")?.toLowerCase() ?? "") : policy.origins.has(originOf(origin));
+  if (sameOrigin && policy.slugs.has(bot.slug)) return { echo: origin, sameOrigin };
   if (origin !== null && bot.allowed_origins.includes(origin)) return { echo: origin, sameOrigin };
-  if (origin === null && !sameOrigin) throw ChatsvcError.forbidden("The widget API answers browsers only: the request has no Origin header");
+  if (origin === null && !sameSite) throw ChatsvcError.forbidden("The widget API answers browsers only: the request has no Origin header");
   throw ChatsvcError.forbidden(
-    bot.allowed_origins.length === 0 && !sameOriginSlugs.has(bot.slug)
+    bot.allowed_origins.length === 0 && !policy.slugs.has(bot.slug)
       ? "The widget is not enabled for this chatbot (no allowed origins)"
       : "This website is not allowed to use this chatbot",
   );
@@ -59,10 +82,7 @@ export function allowPreflight(event: H3Event, origin: RequestOrigin): void {
   event.res.headers.set("access-control-max-age", PREFLIGHT_MAX_AGE);
 }
 
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
+/** The serialised origin, as `URL` writes it; "" for what is not one (e.g. `null`). */
+function originOf(origin: string): string {
+  return URL.canParse(origin) ? new URL(origin).origin : "";
 }

@@ -29,8 +29,9 @@ const CSP = [
 export function demoPage(event: H3Event, service: ChatService, slug = DEMO_SLUG): string {
   const bot = service.chatbots.find(slug);
   const live = bot !== undefined && bot.is_active;
-  const origin = event.url.origin;
-  const snippet = `<script src="${origin}/widget.js" data-chatbot="${slug}" async></script>`;
+  // Shown to whoever asked, so the request's own origin is fine when no public URL is configured.
+  const base = service.config.publicUrl ?? event.url.origin;
+  const snippet = `<script src="${base}/widget.js" data-chatbot="${slug}" async></script>`;
   event.res.headers.set("content-type", "text/html; charset=utf-8");
   event.res.headers.set("content-security-policy", CSP);
   event.res.headers.set("x-content-type-options", "nosniff");
@@ -86,7 +87,7 @@ export function demoPage(event: H3Event, service: ChatService, slug = DEMO_SLUG)
   </section>
   <section class="card">
     <h2>Or build your own interface on the API</h2>
-    <pre>curl ${escapeHtml(origin)}/api/v1/chatbots -H "Authorization: Bearer &lt;your key&gt;"</pre>
+    <pre>curl ${escapeHtml(base)}/api/v1/chatbots -H "Authorization: Bearer &lt;your key&gt;"</pre>
   </section>
 </main>
 ${live ? `<script src="/widget.js" data-chatbot="${escapeHtml(slug)}" async></script>` : ""}

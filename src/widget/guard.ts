@@ -3,7 +3,7 @@ import type { Chatbot } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
 import { clientIp } from "../http/client-ip.js";
 import type { ChatService } from "../service.js";
-import { allowOrigin, checkOrigin, WIDGET_TOKEN_HEADER, type RequestOrigin } from "./cors.js";
+import { allowOrigin, checkOrigin, WIDGET_TOKEN_HEADER, type RequestOrigin, type SameOriginPolicy } from "./cors.js";
 import { createRateLimiter, type RateDecision } from "./rate-limit.js";
 import type { WidgetTokens } from "./token.js";
 
@@ -33,10 +33,10 @@ export interface WidgetGuard {
  * from one IP or for one conversation 429 with `Retry-After`.
  *
  * @example
- * const guard = createWidgetGuard(service, tokens, { sameOriginSlugs: new Set(["demo"]) });
+ * const guard = createWidgetGuard(service, tokens, { sameOrigin: sameOriginPolicy(["demo"], ["http://127.0.0.1:3000"]) });
  * const { bot } = guard.admit(event, "demo");
  */
-export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { sameOriginSlugs }: { sameOriginSlugs: ReadonlySet<string> }): WidgetGuard {
+export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { sameOrigin }: { sameOrigin: SameOriginPolicy }): WidgetGuard {
   const { ipRatePerMinute, visitorRatePerMinute } = service.config.widget;
   const perIp = createRateLimiter({ capacity: ipRatePerMinute, refillPerSecond: ipRatePerMinute / 60 });
   const perVisitor = createRateLimiter({ capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 });
@@ -44,7 +44,7 @@ export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { 
   const admitOrigin = (event: H3Event, slug: string): Admitted => {
     const bot = service.chatbots.find(slug);
     if (!bot || !bot.is_active) throw ChatsvcError.forbidden("Chatbot not found or not active");
-    const origin = checkOrigin(event, bot, sameOriginSlugs);
+    const origin = checkOrigin(event, bot, sameOrigin);
     allowOrigin(event, origin);
     return { bot, origin };
   };

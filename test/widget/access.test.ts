@@ -1,4 +1,6 @@
+import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { listenOrigins } from "../../src/http/own-origins.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 import { openWidgetConversation, widgetCall } from "./support.js";
 
@@ -82,6 +84,65 @@ describe("which websites may use a chatbot's widget", () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get("access-control-allow-origin")).toBeNull();
     expect(refused.headers.get("access-control-allow-methods")).toBeNull();
+  });
+});
+
+/** A widget request with any `Host` (fetch always sends the URL's), as a page on a rebound or forged name would make it. */
+function hostCall(h: Harness, path: string, headers: Record<string, string>, json?: unknown): Promise<{ status: number; headers: Record<string, unknown> }> {
+  const { hostname, port } = new URL(h.server.url);
+  const body = json === undefined ? undefined : JSON.stringify(json);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ hostname, port, path, method: body ? "POST" : "GET", headers: { ...headers, ...(body && { "content-type": "application/json" }) } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("the demo bot on this server's own origin", () => {
+  it("is refused to a page on another site whose requests name that site in Host too (a forged or DNS-rebound Host)", async () => {
+    h = await startHarness();
+    const evil = { origin: "http://evil.example", host: "evil.example" };
+    const config = await hostCall(h, "/widget/demo/config", evil);
+    expect(config.status).toBe(403);
+    expect(config.headers["access-control-allow-origin"]).toBeUndefined();
+    expect((await hostCall(h, "/widget/demo/conversations", evil, {})).status).toBe(403);
+    // A same-origin GET carries no Origin: the Host the browser addressed must be one of ours.
+    const port = new URL(h.server.url).port;
+    expect((await hostCall(h, "/widget/demo/config", { host: `evil.example:${port}`, "sec-fetch-site": "same-origin" })).status).toBe(403);
+    expect(h.service.conversations.list(h.tenant.organization.id).meta.total).toBe(0);
+  });
+
+  it("works on the origins the server listens on: its address, and localhost for a loopback address", async () => {
+    h = await startHarness();
+    const port = new URL(h.server.url).port;
+    for (const origin of [h.server.url, `http://localhost:${port}`]) {
+      const res = await hostCall(h, "/widget/demo/config", { origin, host: new URL(origin).host });
+      expect(res.status, origin).toBe(200);
+      expect(res.headers["access-control-allow-origin"], origin).toBe(origin);
+    }
+    expect((await hostCall(h, "/widget/demo/config", { host: `localhost:${port}`, "sec-fetch-site": "same-origin" })).status).toBe(200);
+  });
+
+  it("works on publicUrl's origin only when it is set", async () => {
+    h = await startHarness({ publicUrl: "https://chat.example.com/support" });
+    const own = await hostCall(h, "/widget/demo/config", { origin: "https://chat.example.com", host: "chat.example.com" });
+    expect(own.status).toBe(200);
+    expect((await hostCall(h, "/widget/demo/config", { host: "chat.example.com", "sec-fetch-site": "same-origin" })).status).toBe(200);
+    // Same host, other scheme: another origin.
+    expect((await hostCall(h, "/widget/demo/config", { origin: "http://chat.example.com", host: "chat.example.com" })).status).toBe(403);
+    expect((await hostCall(h, "/widget/demo/config", { origin: h.server.url, host: new URL(h.server.url).host })).status).toBe(403);
+    // The demo page's snippet names the public URL, prefix included.
+    expect(await (await fetch(`${h.server.url}/`)).text()).toContain("https://chat.example.com/support/widget.js");
+  });
+
+  it("counts every interface and localhost as the server's own when it listens on all of them", () => {
+    const origins = listenOrigins({ address: "0.0.0.0", port: 3000 });
+    expect(origins).toEqual(expect.arrayContaining(["http://127.0.0.1:3000", "http://localhost:3000", "http://0.0.0.0:3000"]));
+    expect(listenOrigins({ address: "127.0.0.1", port: 80 })).toEqual(["http://127.0.0.1", "http://localhost"]);
+    expect(listenOrigins({ address: "::1", port: 8080 })).toEqual(["http://[::1]:8080", "http://localhost:8080"]);
   });
 });
 

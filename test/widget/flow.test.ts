@@ -150,8 +150,11 @@ describe("the script and the demo page", () => {
     expect(config.headers.get("access-control-allow-origin")).toBe("https://shop.example");
     const fromOwnPage = { headers: { origin: "http://site.example", host: "site.example" } };
     expect((await app.request("http://site.example/chat/widget/demo/config", fromOwnPage)).status).toBe(403);
-    const exempting = new H3().mount("/chat", createWidgetApp(h.service, { sameOriginSlugs: ["demo"] }));
+    const exempting = new H3().mount("/chat", createWidgetApp(h.service, { sameOriginSlugs: ["demo"], ownOrigins: ["http://site.example"] }));
     expect((await exempting.request("http://site.example/chat/widget/demo/config", fromOwnPage)).status).toBe(200);
+    // Its own origins are the ones given, not whatever Host a request names.
+    const elsewhere = { headers: { origin: "http://other.example", host: "other.example" } };
+    expect((await exempting.request("http://other.example/chat/widget/demo/config", elsewhere)).status).toBe(403);
   });
 
   it("says so, without a widget, when there is no active demo bot", async () => {

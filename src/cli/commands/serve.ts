@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import type { ExposedFile } from "../../core/db/file-permissions.js";
+import type { Logger } from "../../http/logger.js";
 import { parseCount } from "../output.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
 
@@ -8,29 +10,34 @@ export function registerServe(program: Command): void {
     .description("Serve the API (sets up an empty database first)")
     .option("--port <port>", "TCP port", "3000")
     .option("--host <host>", "interface to bind", "127.0.0.1")
+    .option("--public-url <url>", "public URL of this server's root, e.g. https://chat.example.com (env CHATSVC_PUBLIC_URL)")
     .option("--allow-private-webhooks", "deliver webhooks to private and loopback addresses")
     .option("--shutdown-timeout <ms>", "on SIGTERM/SIGINT, longest wait for in-flight requests", "10000")
-    .action(async (opts: { port: string; host: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
+    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
-      const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
+      const [{ createChatService }, { startServer }, { createLogger }, { exposedDatabaseFiles }] = await Promise.all([
         import("../../service.js"),
         import("../../http/server.js"),
         import("../../http/logger.js"),
+        import("../../core/db/file-permissions.js"),
       ]);
       const service = createChatService({
         ...(db && { db }),
+        ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
       });
       try {
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
+        warnExposedFiles(exposedDatabaseFiles(service.config.db), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${service.config.db})\n` +
-            `Chat with the demo bot: open ${server.url}/ in a browser\n` +
+            // With a public URL, the demo bot works on that origin only.
+            `Chat with the demo bot: open ${service.config.publicUrl ?? server.url}/ in a browser\n` +
             `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
         );
         let stopping = false;
@@ -58,4 +65,18 @@ export function registerServe(program: Command): void {
         throw error;
       }
     });
+}
+
+/**
+ * Says, on stderr and in the JSON log, which database files others can read or write and how to fix it.
+ * Only a warning: changing an operator's permissions unasked could break a setup that shares the file on purpose.
+ */
+function warnExposedFiles(files: ExposedFile[], logger: Logger): void {
+  if (files.length === 0) return;
+  const fix = `chmod 600 ${files.map((f) => f.path).join(" ")}`;
+  process.stderr.write(
+    `warning: database files readable or writable by group or others: ${files.map((f) => `${f.path} (${f.mode})`).join(", ")}. ` +
+      `They hold webhook secrets, the widget signing secret, leads and transcripts. Fix: ${fix}\n`,
+  );
+  logger.log("warn", "database file permissions let group or others in", { files, fix });
 }

@@ -1,10 +1,10 @@
-import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import * as sqliteVec from "sqlite-vec";
 import { packageRoot } from "../package-root.js";
+import { createPrivateDatabaseFile } from "./file-permissions.js";
 import * as schema from "./schema.js";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -16,14 +16,14 @@ export interface OpenDatabaseOptions {
 }
 
 /**
- * Opens (creating if needed) the SQLite file, loads sqlite-vec, sets the pragmas
- * every connection needs, and applies pending migrations.
+ * Opens (creating if needed, private to its owner) the SQLite file, loads
+ * sqlite-vec, sets the pragmas every connection needs, and applies pending migrations.
  *
  * @example
  * const db = openDatabase("./.chatsvc/chatsvc.db");
  */
 export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDatabaseOptions = {}): Db {
-  if (file !== ":memory:") mkdirSync(dirname(resolve(file)), { recursive: true });
+  createPrivateDatabaseFile(file);
   const client = new Database(file);
   try {
     client.pragma("journal_mode = WAL");

@@ -66,4 +66,4 @@ export const pageMetaSchema = z
 
 export const pageLinksSchema = z
   .strictObject({ first: z.string(), last: z.string(), prev: z.string().nullable(), next: z.string().nullable() })
-  .meta({ id: "PageLinks", description: "Absolute URLs of other pages, null where there is none" }) satisfies z.ZodType<PageLinks>;
+  .meta({ id: "PageLinks", description: "Other pages' path and query (absolute URLs when the server has a publicUrl), null where there is none" }) satisfies z.ZodType<PageLinks>;

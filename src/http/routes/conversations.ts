@@ -173,7 +173,7 @@ export const conversationRoutes: RouteDefinition[] = [
     response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
-      return okPage(page, event.url);
+      return okPage(page, event.url, service.config);
     },
   },
   {

@@ -35,7 +35,7 @@ export const leadRoutes: RouteDefinition[] = [
     response: { data: z.array(leadSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: ({ event, service, principal, query }) => {
       const page = service.leads.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until"]));
-      return okPage(page, event.url);
+      return okPage(page, event.url, service.config);
     },
   },
   {
