@@ -106,7 +106,7 @@ export function createWidgetApp(service: ChatService, { sameOriginSlugs = [], on
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
     const pending = forVisitor(service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
     if (wantsEventStream(event)) return streamReply(event, pending);
-    return ok((await pending.answer()).data);
+    return ok((await pending.answer({ signal: event.req.signal })).data);
   });
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages/rate", async (event, { bot }, id) =>
