@@ -152,6 +152,6 @@ function startInput(input: unknown): { visitorId: unknown; pageUrl: string | und
   if (input === undefined) return { visitorId: undefined, pageUrl: undefined };
   if (input === null || typeof input !== "object" || Array.isArray(input)) throw ChatsvcError.validation({ body: ["The request body must be a JSON object."] });
   const { visitor_id: visitorId, page_url: page } = input as Record<string, unknown>;
-  const pageUrl = typeof page === "string" && page.length <= 2048 && /^https?:\/\//i.test(page) && URL.canParse(page) ? page : undefined;
+  const pageUrl = typeof page === "string" && page.length <= 2048 && /^https?:\/\//i.test(page) && !page.includes("\0") && URL.canParse(page) ? page : undefined;
   return { visitorId, pageUrl };
 }

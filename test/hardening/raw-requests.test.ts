@@ -6,6 +6,7 @@ import { toNodeHandler } from "h3/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApiApp } from "../../src/h3.js";
 import { startHarness, type Harness } from "../support/harness.js";
+import { checksum } from "./support.js";
 
 /*
  * Requests fetch() cannot send: paths it would normalise, bodies with raw bytes.
@@ -123,5 +124,76 @@ describe("dot segments in the request path", () => {
     const res = await raw(base, "/api/v1/chatbots/%2e%2e/auth/test", { headers: key });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ success: false, message: "The request path must not contain . or .. segments" });
+  });
+});
+
+describe("request bodies that are not clean text", () => {
+  const json = (h: Harness) => ({ authorization: `Bearer ${h.tenant.key.key}`, "content-type": "application/json" });
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from(p))));
+
+  it("invalid UTF-8 is refused with 400 on the API and the widget, and nothing is stored", async () => {
+    const h = await harness();
+    const conversation = (await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: Buffer.from("{}") })).body.data.conversation_id;
+    const widget = await raw(h.server.url, "/widget/demo/conversations", { method: "POST", headers: { origin: h.server.url, "content-type": "application/json" }, body: Buffer.from("{}") });
+    const before = checksum(h.service);
+    const invalid = [
+      [0xff], // never valid in UTF-8
+      [0xc3], // a truncated two-byte sequence
+      [0xc0, 0xaf], // an overlong '/'
+      [0xed, 0xa0, 0x80], // an encoded surrogate half
+      [0xf4, 0x90, 0x80, 0x80], // past U+10FFFF
+    ];
+    for (const sequence of invalid) {
+      const body = bytes('{"message":"hello ', sequence, ' there"}');
+      const api = await raw(h.server.url, `/api/v1/chatbots/demo/conversations/${conversation}/messages`, { method: "POST", headers: json(h), body });
+      expect([api.status, api.body], String(sequence)).toEqual([400, { success: false, message: "Invalid UTF-8 in request body" }]);
+      const visitor = await raw(h.server.url, `/widget/demo/conversations/${widget.body.data.conversation_id}/messages`, {
+        method: "POST",
+        headers: { origin: h.server.url, "content-type": "application/json", "x-widget-token": widget.body.data.token },
+        body,
+      });
+      expect([visitor.status, visitor.body], String(sequence)).toEqual([400, { success: false, message: "Invalid UTF-8 in request body" }]);
+    }
+    const invalidName = await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: bytes('{"visitor_name":"Jos', [0xe9], '"}') });
+    expect(invalidName.status).toBe(400);
+    expect(checksum(h.service)).toBe(before);
+
+    // Valid multi-byte text passes through unchanged.
+    const fine = await raw(h.server.url, `/api/v1/chatbots/demo/conversations/${conversation}/messages`, { method: "POST", headers: json(h), body: bytes('{"message":"Olá, ação 🙂 — how do I install?"}') });
+    expect(fine.status).toBe(200);
+    const history = await raw(h.server.url, `/api/v1/chatbots/demo/conversations/${conversation}`, { headers: json(h) });
+    expect(history.body.data.messages[0].content).toBe("Olá, ação 🙂 — how do I install?");
+  });
+
+  it("NUL characters in text fields are refused with 422 naming the field, and nothing is stored", async () => {
+    const h = await harness();
+    const conversation = (await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: Buffer.from("{}") })).body.data.conversation_id;
+    const before = checksum(h.service);
+    const cases: [string, string, string, string][] = [
+      ["POST", `/api/v1/chatbots/demo/conversations/${conversation}/messages`, '{"message":"a\\u0000b"}', "message"],
+      ["POST", "/api/v1/chatbots/demo/conversations", '{"visitor_name":"Ana\\u0000"}', "visitor_name"],
+      ["POST", "/api/v1/chatbots/demo/conversations", '{"visitor_id":"\\u0000"}', "visitor_id"],
+      ["POST", "/api/v1/chatbots/demo/conversations", '{"metadata":{"plan":{"tier":"pro\\u0000"}}}', "metadata"],
+      ["POST", "/api/v1/chatbots/demo/conversations", '{"metadata":{"k\\u0000":1}}', "metadata"],
+      ["POST", `/api/v1/conversations/${conversation}/messages`, '{"message":"operator\\u0000reply"}', "message"],
+      ["POST", `/api/v1/chatbots/demo/conversations/${conversation}/leads`, '{"email":"ana@example.com","name":"A\\u0000na"}', "name"],
+      ["POST", "/api/v1/webhooks", '{"url":"https://hooks.example.com/x","events":["lead_captured"],"name":"n\\u0000"}', "name"],
+    ];
+    for (const [method, path, body, field] of cases) {
+      const res = await raw(h.server.url, path, { method, headers: json(h), body: Buffer.from(body) });
+      expect(res.status, `${path} ${body}`).toBe(422);
+      expect(res.body.errors, `${path} ${body}`).toEqual({ [field]: [`The ${field.replace(/_/g, " ")} field must not contain NUL characters.`] });
+    }
+    expect(checksum(h.service)).toBe(before);
+
+    // The widget's page_url is analytics: a value that is not a clean URL is ignored rather than refused.
+    const started = await raw(h.server.url, "/widget/demo/conversations", {
+      method: "POST",
+      headers: { origin: h.server.url, "content-type": "application/json" },
+      body: Buffer.from('{"page_url":"https://shop.example/a\\u0000b"}'),
+    });
+    expect(started.status).toBe(201);
+    const stored = await raw(h.server.url, `/api/v1/conversations/${started.body.data.conversation_id}`, { headers: json(h) });
+    expect(stored.body.data.source_url).toBe(h.server.url);
   });
 });
