@@ -182,6 +182,16 @@ export function createChat(db: Db, deps: ChatDeps) {
     return { bot, conversation };
   };
 
+  /**
+   * A caller that gave up (the client went away) while the answer was being
+   * generated gets nothing stored or charged, even when the model had already
+   * finished: checked before the write transaction, and again as its first step
+   * for storage whose transactions can wait for a connection.
+   */
+  const assertStillWanted = (bot: Chatbot, conversationId: number, signal: AbortSignal | undefined) => {
+    if (signal?.aborted) throw failed(conversationId, toModelError(signal.reason, specOf(bot), signal));
+  };
+
   /** Inside the write transaction: the conversation must still be open (another request may have ended it). */
   const recheckOpen = (bot: Chatbot, conversationId: number): ConversationRow => {
     const fresh = conversations.ofChatbot(bot, conversationId);
@@ -227,7 +237,9 @@ export function createChat(db: Db, deps: ChatDeps) {
       conversationId: conversation.id,
       async answer(options = {}) {
         const generated = await generate(bot, conversation.id, message, messages.promptHistory(conversation.id), options);
+        assertStillWanted(bot, conversation.id, options.signal);
         return events.transaction(db, (_tx, emit) => {
+          assertStillWanted(bot, conversation.id, options.signal);
           const fresh = recheckOpen(bot, conversation.id);
           const status = credits.charge(organizationId, cost);
           const user = messages.insert({ conversationId: fresh.id, role: "user", content: message, createdAt: receivedAt });
@@ -272,7 +284,9 @@ export function createChat(db: Db, deps: ChatDeps) {
       const cost = creditCost(config, specOf(bot));
       credits.assertAvailable(organizationId, cost);
       const generated = await generate(bot, conversation.id, earlier[questionAt]!.content, earlier.slice(0, questionAt), options);
+      assertStillWanted(bot, conversation.id, options.signal);
       return events.transaction(db, () => {
+        assertStillWanted(bot, conversation.id, options.signal);
         const fresh = recheckOpen(bot, conversation.id);
         if (messages.latestAssistantId(fresh.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
         const status = credits.charge(organizationId, cost);

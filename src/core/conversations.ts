@@ -7,7 +7,7 @@ import { ChatsvcError } from "./errors.js";
 import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus } from "./events.js";
 import type { Message, Messages } from "./messages.js";
 import { checkRange, pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
-import { body, email, oneOf, parse, text } from "./validation.js";
+import { body, containsNul, email, noNul, oneOf, parse, text } from "./validation.js";
 
 /**
  * Facts about the visitor's request that the HTTP layer (or an embedding app)
@@ -118,6 +118,7 @@ export const startSchema = body({
   visitor_phone: optional(text("visitor_phone", { max: 50 })),
   metadata: z
     .record(z.string(), z.unknown(), { error: "The metadata field must be an object." })
+    .refine((m) => !containsNul(m), { message: noNul("metadata"), abort: true })
     .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, {
       message: `The metadata field must not be larger than ${METADATA_MAX_BYTES} bytes as JSON.`,
     })

@@ -21,11 +21,23 @@ export interface TextRules {
   max?: number;
 }
 
-/** A string field: well-formed UTF-16, trimmed length rules counted in code points. */
+/** The refusal of a field holding U+0000, which no text needs and which C-string consumers cut at. */
+export const noNul = (field: string) => `The ${label(field)} field must not contain NUL characters.`;
+
+/** True when a JSON value holds U+0000 in any string, keys included. */
+export function containsNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\0");
+  if (value === null || typeof value !== "object") return false;
+  for (const [key, child] of Object.entries(value)) if (key.includes("\0") || containsNul(child)) return true;
+  return false;
+}
+
+/** A string field: well-formed UTF-16 without NUL, trimmed length rules counted in code points. */
 export function text(field: string, { min = 0, max = 1000 }: TextRules = {}) {
   return z
     .string({ error: (issue) => (issue.input === undefined ? `The ${label(field)} field is required.` : `The ${label(field)} field must be a string.`) })
     .refine((s) => s.isWellFormed(), { message: `The ${label(field)} field must be valid UTF-8 text.`, abort: true })
+    .refine((s) => !s.includes("\0"), { message: noNul(field), abort: true })
     .refine((s) => codePointLength(s.trim()) >= min, {
       message: min <= 1 ? `The ${label(field)} field is required.` : `The ${label(field)} field must be at least ${min} characters.`,
       abort: true,

@@ -13,8 +13,9 @@ export const MAX_JSON_DEPTH = 32;
 export const MAX_JSON_FIELDS = 10_000;
 
 /**
- * Reads a JSON body. An empty body is `undefined`; invalid JSON is 400; a body
- * over {@link MAX_BODY_BYTES} is 413 whether or not `Content-Length` tells the truth.
+ * Reads a JSON body. An empty body is `undefined`; bytes that are not UTF-8 and
+ * invalid JSON are 400; a body over {@link MAX_BODY_BYTES} is 413 whether or not
+ * `Content-Length` tells the truth.
  * h3's `readBody` has no size limit, hence this.
  */
 export async function readJsonBody(event: H3Event): Promise<unknown> {
@@ -46,7 +47,7 @@ function readText(event: H3Event, hasLength: boolean): Promise<string> {
   const nodeReq = event.runtime?.node?.req;
   if (!nodeReq || nodeReq.readableDidRead || nodeReq.readableEnded) {
     assertBodySize(event, MAX_BODY_BYTES);
-    return event.req.text();
+    return event.req.arrayBuffer().then((bytes) => decodeUtf8(new Uint8Array(bytes)));
   }
   // A length and a chunked encoding at once is request smuggling (as h3 answers it).
   if (hasLength && nodeReq.headers["transfer-encoding"] !== undefined) throw ChatsvcError.badRequest("Bad request");
@@ -72,7 +73,11 @@ function readText(event: H3Event, hasLength: boolean): Promise<string> {
     };
     const onEnd = () => {
       done();
-      resolve(Buffer.concat(chunks, size).toString("utf8"));
+      try {
+        resolve(decodeUtf8(Buffer.concat(chunks, size)));
+      } catch (error) {
+        reject(error);
+      }
     };
     const onError = (error: Error) => {
       done();
@@ -84,6 +89,18 @@ function readText(event: H3Event, hasLength: boolean): Promise<string> {
     nodeReq.on("error", onError);
     nodeReq.on("close", onClose);
   });
+}
+
+// Fatal: a lenient decoder would turn invalid bytes into U+FFFD, silently changing what the client sent.
+// The BOM is kept, so a body starting with one stays invalid JSON, as JSON.parse sees it.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw ChatsvcError.badRequest("Invalid UTF-8 in request body");
+  }
 }
 
 const tooLarge = () => new ChatsvcError(413, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`);

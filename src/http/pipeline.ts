@@ -1,4 +1,5 @@
 import type { H3Event } from "h3";
+import { refuseDotSegments } from "./dot-segments.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
 import { logRequest, scopeOf, type Logger } from "./logger.js";
 import { requestIdOf } from "./request-id.js";
@@ -16,7 +17,7 @@ export interface RequestPipelineOptions {
 /**
  * The one middleware around every request: it puts the request id on the
  * response, turns any error into the envelope, writes one log line when the
- * request is answered, and runs `admit` first. Installed on the API and on
+ * request is answered, refuses paths with dot segments, and runs `admit` first. Installed on the API and on
  * the server around it; only the outermost one answers and logs (a nested
  * one only admits), so a request pays for one layer. It stays synchronous
  * for synchronous handlers: an async middleware costs a promise and a
@@ -56,6 +57,7 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: 
     };
     let result: unknown;
     try {
+      refuseDotSegments(event);
       admit?.(event);
       result = next();
     } catch (error) {

@@ -1,6 +1,7 @@
 import type { H3Event } from "h3";
 import type { PendingReply } from "../core/chat.js";
 import { ChatsvcError } from "../core/errors.js";
+import { createCallSignal } from "../models/call-signal.js";
 import { ok, type ErrorEnvelope } from "./envelope.js";
 
 /** True when the client asked for Server-Sent Events. */
@@ -14,14 +15,16 @@ const frame = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.str
  * Answers a checked send-message request as Server-Sent Events: `delta`
  * events `{text}` while the model writes, then one `done` event carrying the
  * JSON envelope the non-streaming call returns, or one `error` event carrying
- * an error envelope. A client that goes away cancels the stream, which aborts
- * the model call, so nothing is stored or charged for an answer nobody reads.
+ * an error envelope. A client that goes away aborts the model call, and an
+ * answer that was complete by then is not stored, so nothing is stored or
+ * charged for an answer nobody reads.
  *
  * @example
  * if (wantsEventStream(event)) return streamReply(event, service.chat.prepare(org, slug, id, body));
  */
 export function streamReply(event: H3Event, pending: PendingReply): ReadableStream<Uint8Array> {
-  const controller = new AbortController();
+  // The request's signal too: it fires when the connection closes, even before a byte of the stream was written.
+  const call = createCallSignal(event.req.signal);
   const encoder = new TextEncoder();
   event.res.headers.set("content-type", "text/event-stream; charset=utf-8");
   event.res.headers.set("cache-control", "no-cache, no-transform");
@@ -30,18 +33,20 @@ export function streamReply(event: H3Event, pending: PendingReply): ReadableStre
   return new ReadableStream<Uint8Array>({
     async start(stream) {
       const send = (name: string, data: unknown) => {
-        if (!controller.signal.aborted) stream.enqueue(encoder.encode(frame(name, data)));
+        if (!call.signal.aborted) stream.enqueue(encoder.encode(frame(name, data)));
       };
       try {
-        const { data, meta } = await pending.answer({ signal: controller.signal, onDelta: (text) => send("delta", { text }) });
+        const { data, meta } = await pending.answer({ signal: call.signal, onDelta: (text) => send("delta", { text }) });
         send("done", ok(data, { meta: { ...meta } }));
       } catch (error) {
         send("error", toStreamError(error));
+      } finally {
+        call.dispose();
       }
-      if (!controller.signal.aborted) stream.close();
+      if (!call.signal.aborted) stream.close();
     },
-    cancel(reason) {
-      controller.abort(reason ?? new DOMException("The client closed the stream", "AbortError"));
+    cancel() {
+      call.abort();
     },
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ChatsvcError } from "../core/errors.js";
 
 /** What clients see when a model call fails (spec: 500, retry once). */
@@ -62,8 +63,23 @@ export function toModelError(error: unknown, model: string, signal?: AbortSignal
   if (signal?.aborted) return abortError(model, signal.reason, error);
   const name = (error as { name?: unknown } | null)?.name;
   if (name === "TimeoutError" || name === "AbortError") return abortError(model, error, error);
-  if (error instanceof SyntaxError) return new ModelError(model, "malformed", `Answer is not valid JSON: ${error.message}`, { cause: error });
+  // Not the parser's message: V8 quotes the text around the error, which can be what the visitor wrote.
+  if (error instanceof SyntaxError) return new ModelError(model, "malformed", "Answer is not valid JSON", { cause: error });
   return new ModelError(model, "failed", describe(error), { cause: error });
+}
+
+/**
+ * Names text a provider sent that could not be parsed, for a reason: its
+ * length and the start of its SHA-256, enough to tell answers apart in logs.
+ * Never the text, which can carry what the visitor wrote (models and
+ * gateways echo it).
+ *
+ * @example
+ * throw new ModelError(spec, "malformed", `Answer is not JSON (${fingerprint(raw)})`);
+ * // reason: "Answer is not JSON (42 characters, sha256 1f2e3d4c5b6a)"
+ */
+export function fingerprint(text: string): string {
+  return `${text.length} characters, sha256 ${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
 }
 
 function abortError(model: string, reason: unknown, cause: unknown): ModelError {

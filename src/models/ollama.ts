@@ -1,6 +1,6 @@
 import { Ollama, type ChatResponse } from "ollama";
 import { createCallSignal, type CallSignal } from "./call-signal.js";
-import { ModelError, toModelError } from "./errors.js";
+import { fingerprint, ModelError, toModelError } from "./errors.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
 export interface OllamaModelOptions {
@@ -26,7 +26,14 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
   // One client per call, because the client takes no signal for non-streaming
   // calls (only its fetch can carry one), and it keeps every streamed request
   // that never reached `done` (errors, aborts) in a list for its lifetime.
-  const clientFor = (call: CallSignal) => new Ollama({ host, fetch: (input, init) => fetch(input, { ...init, signal: call.signal }) });
+  const clientFor = (call: CallSignal, stream: boolean) =>
+    new Ollama({
+      host,
+      fetch: async (input, init) => {
+        const response = await fetch(input, { ...init, signal: call.signal });
+        return response.ok && response.body ? checkedAnswer(response, spec, stream) : response;
+      },
+    });
 
   const contentOf = (part: ChatResponse | undefined): string => {
     const content = part?.message?.content;
@@ -39,7 +46,7 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
     async chat(request: ChatRequest): Promise<ChatResult> {
       const call = createCallSignal(request.signal, timeoutMs);
       try {
-        const answer = await clientFor(call).chat({ model, messages: request.messages, stream: false });
+        const answer = await clientFor(call, false).chat({ model, messages: request.messages, stream: false });
         const text = contentOf(answer);
         if (text.trim() === "") throw new ModelError(spec, "malformed", "Answer is empty");
         const result: ChatResult = { text, model: spec };
@@ -57,7 +64,7 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
       const call = createCallSignal(request.signal, timeoutMs);
       let finished = false;
       try {
-        const parts = await clientFor(call).chat({ model, messages: request.messages, stream: true });
+        const parts = await clientFor(call, true).chat({ model, messages: request.messages, stream: true });
         let text = "";
         // The client's iterator throws when the stream ends without a `done: true` line.
         for await (const part of parts) {
@@ -90,4 +97,48 @@ function ollamaError(error: unknown, spec: string, signal: AbortSignal): ModelEr
     return new ModelError(spec, "malformed", "Stream ended before the line with done: true", { cause: error });
   }
   return toModelError(error, spec, signal);
+}
+
+/**
+ * The answer with its JSON checked before the client parses it: the client
+ * prints every line it cannot parse to the console, and a parser's message
+ * quotes the text, either of which can carry what the visitor wrote. A line
+ * (or answer) that is not JSON fails the call with its length and hash instead.
+ */
+async function checkedAnswer(response: Response, spec: string, stream: boolean): Promise<Response> {
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const notJson = (text: string) => new ModelError(spec, "malformed", `Answer is not JSON (${fingerprint(text)})`);
+  if (!stream) {
+    const text = await response.text();
+    if (!isJson(text)) throw notJson(text);
+    return new Response(text, init);
+  }
+  const decoder = new TextDecoder();
+  let partial = "";
+  // A chunk is passed on only once every line it completes parsed, so the client never sees a bad line.
+  const check = (text: string, controller: TransformStreamDefaultController<Uint8Array>): boolean => {
+    const lines = (partial + text).split("\n");
+    partial = lines.pop() ?? "";
+    const bad = lines.find((line) => line.trim() !== "" && !isJson(line));
+    if (bad !== undefined) controller.error(notJson(bad));
+    return bad === undefined;
+  };
+  const lines = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (check(decoder.decode(chunk, { stream: true }), controller)) controller.enqueue(chunk);
+    },
+    flush(controller) {
+      check(`${decoder.decode()}\n`, controller);
+    },
+  });
+  return new Response(response.body!.pipeThrough(lines), init);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,6 +1,6 @@
 import { ofetch } from "ofetch";
 import { createCallSignal, type CallSignal } from "./call-signal.js";
-import { ModelError, toModelError } from "./errors.js";
+import { fingerprint, ModelError, toModelError } from "./errors.js";
 import { parseSse } from "./sse.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
@@ -58,7 +58,7 @@ export function createOpenAIModel({ model, baseUrl, apiKey, timeoutMs }: OpenAIM
     try {
       value = JSON.parse(raw);
     } catch {
-      throw new ModelError(spec, "malformed", `Answer is not JSON: ${raw.slice(0, 120)}`);
+      throw new ModelError(spec, "malformed", `Answer is not JSON (${fingerprint(raw)})`);
     }
     if (value === null || typeof value !== "object") throw new ModelError(spec, "malformed", "Answer is not a JSON object");
     return value as Completion;

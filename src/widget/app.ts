@@ -120,7 +120,7 @@ export function createWidgetApp(
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
     const pending = forVisitor(service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
     if (wantsEventStream(event)) return streamReply(event, pending);
-    return ok((await pending.answer()).data);
+    return ok((await pending.answer({ signal: event.req.signal })).data);
   });
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages/rate", async (event, { bot }, id) =>
@@ -166,6 +166,6 @@ function startInput(input: unknown): { visitorId: unknown; pageUrl: string | und
   if (input === undefined) return { visitorId: undefined, pageUrl: undefined };
   if (input === null || typeof input !== "object" || Array.isArray(input)) throw ChatsvcError.validation({ body: ["The request body must be a JSON object."] });
   const { visitor_id: visitorId, page_url: page } = input as Record<string, unknown>;
-  const pageUrl = typeof page === "string" && page.length <= 2048 && /^https?:\/\//i.test(page) && URL.canParse(page) ? page : undefined;
+  const pageUrl = typeof page === "string" && page.length <= 2048 && /^https?:\/\//i.test(page) && !page.includes("\0") && URL.canParse(page) ? page : undefined;
   return { visitorId, pageUrl };
 }

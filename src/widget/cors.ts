@@ -9,7 +9,7 @@ const ALLOWED_HEADERS = `content-type, accept, ${WIDGET_TOKEN_HEADER}`;
 // Browsers cache an allowed preflight this long (seconds); Chromium caps it at 7200.
 const PREFLIGHT_MAX_AGE = "600";
 
-/** Where a widget request comes from, once the chatbot's policy accepted it. */
+/** Where a widget request comes from (see {@link requestOrigin}). */
 export interface RequestOrigin {
   /** The `Origin` to echo in `Access-Control-Allow-Origin`; null for same-origin requests that sent none. */
   echo: string | null;
@@ -37,35 +37,48 @@ export function sameOriginPolicy(slugs: readonly string[], origins: readonly str
 }
 
 /**
- * Decides whether the page that made the request may use `bot`'s widget.
- * A cross-origin page must be listed in the chatbot's `allowed_origins`
- * (empty: the widget is off). A page of this server's own origins is
- * accepted for the chatbots of the same-origin policy too: `serve` lists the
- * `demo` bot there, so its demo page works unconfigured. Requests without any
- * browser origin signal (curl, scripts) are refused: this surface exists for
- * browsers only.
+ * Where the request comes from, before any chatbot is looked at. Requests
+ * without any browser origin signal (curl, scripts) are refused: this surface
+ * exists for browsers only. Same-origin GET requests carry no `Origin` header
+ * in browsers, so `Sec-Fetch-Site: same-origin` identifies them, and the
+ * `Host` the browser addressed must then be one of the own origins' hosts.
  *
  * The own origins are configured (`publicUrl`) or where the server listens,
  * never the request's `Host`: a page on `evil.example` whose name resolves to
  * this server (DNS rebinding), or a script, sends `Host: evil.example` too.
- * Same-origin GET requests carry no `Origin` header in browsers, so
- * `Sec-Fetch-Site: same-origin` identifies them, and the `Host` the browser
- * addressed must then be one of the own origins' hosts.
+ *
+ * @example
+ * const origin = requestOrigin(event, policy); // { echo: "https://shop.example", sameOrigin: false }
  */
-export function checkOrigin(event: H3Event, bot: Chatbot, policy: SameOriginPolicy): RequestOrigin {
+export function requestOrigin(event: H3Event, policy: SameOriginPolicy): RequestOrigin {
   const headers = event.req.headers;
   const origin = headers.get("origin");
   const sameSite = headers.get("sec-fetch-site") === "same-origin";
   const sameOrigin = origin === null ? sameSite && policy.hosts.has(headers.get("host")?.toLowerCase() ?? "") : policy.origins.has(originOf(origin));
-  if (sameOrigin && policy.slugs.has(bot.slug)) return { echo: origin, sameOrigin };
-  if (origin !== null && bot.allowed_origins.includes(origin)) return { echo: origin, sameOrigin };
   if (origin === null && !sameSite) throw ChatsvcError.forbidden("The widget API answers browsers only: the request has no Origin header");
-  throw ChatsvcError.forbidden(
-    bot.allowed_origins.length === 0 && !policy.slugs.has(bot.slug)
-      ? "The widget is not enabled for this chatbot (no allowed origins)"
-      : "This website is not allowed to use this chatbot",
-  );
+  return { echo: origin, sameOrigin };
 }
+
+/**
+ * Whether the page the request comes from may use `bot`'s widget. A
+ * cross-origin page must be listed in the chatbot's `allowed_origins` (empty:
+ * the widget is off). A page of this server's own origins is accepted for the
+ * chatbots of the same-origin policy too: `serve` lists the `demo` bot there,
+ * so its demo page works unconfigured.
+ *
+ * @example
+ * if (!mayUseWidget(bot, requestOrigin(event, policy), policy.slugs)) throw widgetRefused();
+ */
+export function mayUseWidget(bot: Pick<Chatbot, "slug" | "allowed_origins">, origin: RequestOrigin, sameOriginSlugs: ReadonlySet<string>): boolean {
+  if (origin.sameOrigin && sameOriginSlugs.has(bot.slug)) return true;
+  return origin.echo !== null && bot.allowed_origins.includes(origin.echo);
+}
+
+/**
+ * The one refusal for an unknown or inactive slug and for a page the chatbot
+ * does not allow: telling them apart would let anyone probe which slugs exist.
+ */
+export const widgetRefused = () => ChatsvcError.forbidden("Chatbot not found, or this website is not allowed to use it");
 
 /** CORS headers of an accepted request; `Vary: Origin` goes on every answer, accepted or not. */
 export function allowOrigin(event: H3Event, origin: RequestOrigin): void {

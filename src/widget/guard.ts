@@ -3,7 +3,7 @@ import type { Chatbot } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
 import { clientIp } from "../http/client-ip.js";
 import type { ChatService } from "../service.js";
-import { allowOrigin, checkOrigin, WIDGET_TOKEN_HEADER, type RequestOrigin, type SameOriginPolicy } from "./cors.js";
+import { allowOrigin, mayUseWidget, requestOrigin, WIDGET_TOKEN_HEADER, widgetRefused, type RequestOrigin, type SameOriginPolicy } from "./cors.js";
 import { createRateLimiter, type RateDecision } from "./rate-limit.js";
 import type { WidgetTokens } from "./token.js";
 
@@ -29,7 +29,8 @@ export interface WidgetGuard {
 
 /**
  * The access rules of the public widget surface, which has no API key:
- * unknown or inactive chatbot 403, origin not allowed 403, too many requests
+ * no browser origin 403; unknown or inactive chatbot and origin not allowed
+ * the same 403 (so slugs cannot be probed); too many requests
  * from one IP or for one conversation 429 with `Retry-After`.
  *
  * @example
@@ -42,9 +43,9 @@ export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { 
   const perVisitor = createRateLimiter({ capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 });
 
   const admitOrigin = (event: H3Event, slug: string): Admitted => {
+    const origin = requestOrigin(event, sameOrigin);
     const bot = service.chatbots.find(slug);
-    if (!bot || !bot.is_active) throw ChatsvcError.forbidden("Chatbot not found or not active");
-    const origin = checkOrigin(event, bot, sameOrigin);
+    if (!bot || !bot.is_active || !mayUseWidget(bot, origin, sameOrigin.slugs)) throw widgetRefused();
     allowOrigin(event, origin);
     return { bot, origin };
   };

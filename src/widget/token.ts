@@ -47,8 +47,10 @@ export function createWidgetTokens(secret: Buffer, { ttlSeconds, now = () => Dat
       if (!token) throw ChatsvcError.unauthorized("Widget token is required");
       const [version, body, signature, ...rest] = token.split(".");
       if (version !== VERSION || !body || !signature || rest.length > 0 || token.length > 1024) throw invalid();
-      const expected = sign(body);
-      const given = Buffer.from(signature, "base64url");
+      // Compared as text: decoding is lenient (padding, `+` and `/`, ignored characters, unused low bits),
+      // so several spellings would decode to the right digest and all be accepted.
+      const expected = Buffer.from(sign(body).toString("base64url"));
+      const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
       const claims = parseClaims(body);
       if (!claims) throw invalid();

@@ -30,7 +30,7 @@ describe("which websites may use a chatbot's widget", () => {
     for (const origin of ["https://evil.example", "https://shop.example.evil.example", "http://shop.example", "null"]) {
       const res = await widgetCall(h, "/widget/demo/config", { origin });
       expect(res.status, origin).toBe(403);
-      expect(res.body).toEqual({ success: false, message: "This website is not allowed to use this chatbot" });
+      expect(res.body).toEqual({ success: false, message: "Chatbot not found, or this website is not allowed to use it" });
       expect(res.headers.get("access-control-allow-origin")).toBeNull();
       expect(res.headers.get("vary")).toMatch(/origin/i);
     }
@@ -46,7 +46,7 @@ describe("which websites may use a chatbot's widget", () => {
     for (const origin of [SHOP, h.server.url]) {
       const res = await widgetCall(h, "/widget/support/config", { origin });
       expect(res.status).toBe(403);
-      expect(res.body.message).toBe("The widget is not enabled for this chatbot (no allowed origins)");
+      expect(res.body.message).toBe("Chatbot not found, or this website is not allowed to use it");
     }
   });
 
@@ -58,6 +58,37 @@ describe("which websites may use a chatbot's widget", () => {
     const bare = await widgetCall(h, "/widget/demo/config", { origin: null });
     expect(bare.status).toBe(403);
     expect(bare.body.message).toMatch(/no Origin header/);
+  });
+
+  it("answers an unknown slug exactly as a chatbot the page may not use, so slugs cannot be probed", async () => {
+    h = await startHarness();
+    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "support", name: "Support", allowed_origins: ["https://b.example"] });
+    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "off", name: "Off" });
+    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "asleep", name: "Asleep", allowed_origins: [SHOP] });
+    h.service.chatbots.update("asleep", { is_active: false });
+    // Everything but the per-request values: the status, the body and every header a page or script can read.
+    const answer = async (slug: string, init: Parameters<typeof widgetCall>[2]) => {
+      const res = await widgetCall(h, `/widget/${slug}/config`, init);
+      const headers: [string, string][] = [];
+      res.headers.forEach((value, name) => void (name !== "date" && name !== "x-request-id" && headers.push([name, value])));
+      return { status: res.status, body: res.text, headers };
+    };
+    const requests: Parameters<typeof widgetCall>[2][] = [
+      { origin: SHOP },
+      { origin: h.server.url },
+      { origin: null },
+      { origin: null, headers: { "sec-fetch-site": "same-origin" } },
+      { origin: "null" },
+    ];
+    for (const init of requests) {
+      const unknown = await answer("no-such-bot", init);
+      expect(unknown.status, JSON.stringify(init)).toBe(403);
+      for (const slug of ["support", "off", "asleep"]) expect(await answer(slug, init), `${slug} ${JSON.stringify(init)}`).toEqual(unknown);
+    }
+    const preflight = (slug: string) =>
+      widgetCall(h, `/widget/${slug}/conversations`, { method: "OPTIONS", origin: SHOP, headers: { "access-control-request-method": "POST" } });
+    const [unknown, known] = await Promise.all([preflight("no-such-bot"), preflight("support")]);
+    expect([known.status, known.text]).toEqual([unknown.status, unknown.text]);
   });
 
   it("refuses unknown and inactive chatbots alike", async () => {

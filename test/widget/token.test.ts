@@ -37,6 +37,29 @@ describe("widget tokens", () => {
       expect(refusal(() => tokens.verify(bad))).toEqual({ status: 401, message: "Invalid widget token" });
     }
   });
+
+  it("refuse every signature that is not the canonical base64url encoding, though it decodes to the right bytes", () => {
+    const tokens = createWidgetTokens(SECRET, { ttlSeconds: 60, now: () => 1_700_000_000_000 });
+    // A signature with '-' or '_', so that its standard-base64 spelling differs.
+    const token = Array.from({ length: 50 }, (_, i) => tokens.issue(i + 1, 1).token).find((t) => /[-_]/.test(t.split(".")[2]!))!;
+    const [version, body, signature] = token.split(".") as [string, string, string];
+    expect(tokens.verify(token).chatbot_id).toBe(1);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(signature.at(-1)!);
+    const variants = [
+      `${signature}=`,
+      `${signature}==`,
+      signature.replace(/-/g, "+").replace(/_/g, "/"),
+      Buffer.from(signature, "base64url").toString("base64"),
+      // The last character carries 4 bits of the digest; its 2 low bits are padding.
+      ...[1, 2, 3].map((flip) => signature.slice(0, -1) + alphabet[last ^ flip]),
+      `${signature.slice(0, 10)}!${signature.slice(10)}`,
+    ];
+    for (const variant of variants) {
+      expect(Buffer.from(variant, "base64url").equals(Buffer.from(signature, "base64url")), variant).toBe(true);
+      expect(refusal(() => tokens.verify(`${version}.${body}.${variant}`)), variant).toEqual({ status: 401, message: "Invalid widget token" });
+    }
+  });
 });
 
 describe("the signing secret", () => {

@@ -88,7 +88,7 @@ export const conversationRoutes: RouteDefinition[] = [
     description:
       "Render `data.reply` as HTML, unmodified: it carries the branding element while branding is required. `meta` has the organisation's credits after this message. " +
       "With `Accept: text/event-stream` the answer is Server-Sent Events instead: `delta` events `{text}` (Markdown as the model writes it), then one `done` event whose data is the JSON envelope below, or one `error` event carrying an error envelope. " +
-      "A 500 stores nothing and charges nothing: retry once. Fires `message_received`.",
+      "A 500 stores nothing and charges nothing: retry once. A client that disconnects before the answer is complete (either way) gets nothing stored or charged. Fires `message_received`.",
     params: chatbotConversation,
     body: sendSchema,
     stream: true,
@@ -102,7 +102,7 @@ export const conversationRoutes: RouteDefinition[] = [
     handler: async ({ event, service, principal, params, body }) => {
       const pending = service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
       if (wantsEventStream(event)) return streamReply(event, pending);
-      const { data, meta } = await pending.answer();
+      const { data, meta } = await pending.answer({ signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
   },
@@ -135,8 +135,8 @@ export const conversationRoutes: RouteDefinition[] = [
       400: "The conversation has ended, or the message is not the latest reply",
       429: "The organisation's monthly credits are used up",
     },
-    handler: async ({ service, principal, params }) => {
-      const { data, meta } = await service.chat.regenerate(principal.organizationId, params.slug!, looseId(params.id), looseId(params.message_id));
+    handler: async ({ event, service, principal, params }) => {
+      const { data, meta } = await service.chat.regenerate(principal.organizationId, params.slug!, looseId(params.id), looseId(params.message_id), { signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
   },
