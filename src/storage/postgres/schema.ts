@@ -1,0 +1,301 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/pg-core";
+
+/*
+ * The same tables as the SQLite schema, column for column, so both engines hand
+ * the domain the same values and `db copy` moves rows without conversion.
+ * Timestamps stay ISO 8601 UTC text with milliseconds: they sort and compare
+ * lexically exactly as on SQLite, and go out over the API unchanged.
+ * Ids are identity columns "by default", so copied rows keep their ids.
+ * The full-text column (generated tsvector + GIN) is a custom migration: see
+ * drizzle/postgres; drizzle-kit would not keep a generated tsvector column right.
+ */
+
+/** Raw bytes: chunk vectors as little-endian float32, the layout the in-process index reads. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
+
+const id = () => integer("id").primaryKey().generatedByDefaultAsIdentity();
+const createdAt = () => text("created_at").notNull();
+
+export const organizations = pgTable("organizations", {
+  id: id(),
+  name: text("name").notNull(),
+  creditsMonthly: integer("credits_monthly").notNull().default(10_000),
+  brandRemoval: boolean("brand_removal").notNull().default(false),
+  createdAt: createdAt(),
+});
+
+export const users = pgTable("users", {
+  id: id(),
+  organizationId: integer("organization_id")
+    .notNull()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  email: text("email").notNull().unique(),
+  name: text("name"),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: id(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    expiresAt: text("expires_at"),
+    lastUsedAt: text("last_used_at"),
+    attributionAcceptedAt: text("attribution_accepted_at").notNull(),
+    attributionIp: text("attribution_ip"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("api_keys_user_idx").on(t.userId)],
+);
+
+export const chatbots = pgTable(
+  "chatbots",
+  {
+    id: id(),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    description: text("description").notNull().default(""),
+    language: text("language").notNull().default("en"),
+    isActive: boolean("is_active").notNull().default(true),
+    greetingMessage: text("greeting_message").notNull().default(""),
+    fallbackMessage: text("fallback_message").notNull().default(""),
+    placeholderText: text("placeholder_text").notNull().default(""),
+    appearance: text("appearance").notNull().default("{}"),
+    model: text("model"),
+    instructions: text("instructions").notNull().default(""),
+    allowedOrigins: text("allowed_origins").notNull().default("[]"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("chatbots_org_idx").on(t.organizationId)],
+);
+
+export const conversations = pgTable(
+  "conversations",
+  {
+    id: id(),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull().unique(),
+    visitorId: text("visitor_id"),
+    visitorName: text("visitor_name"),
+    visitorEmail: text("visitor_email"),
+    visitorPhone: text("visitor_phone"),
+    metadata: text("metadata").notNull().default("{}"),
+    source: text("source").notNull().default("api"),
+    sourceUrl: text("source_url"),
+    ip: text("ip"),
+    country: text("country"),
+    startedAt: text("started_at").notNull(),
+    lastMessageAt: text("last_message_at").notNull(),
+    endedAt: text("ended_at"),
+  },
+  (t) => [index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt)],
+);
+
+export const messages = pgTable(
+  "messages",
+  {
+    id: id(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["user", "assistant"] }).notNull(),
+    content: text("content").notNull(),
+    sources: text("sources").notNull().default("[]"),
+    model: text("model"),
+    responseMs: integer("response_ms"),
+    rating: text("rating", { enum: ["good", "bad"] }),
+    regenerated: boolean("regenerated").notNull().default(false),
+    cannotAnswer: boolean("cannot_answer").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index("messages_conversation_idx").on(t.conversationId)],
+);
+
+export const leads = pgTable(
+  "leads",
+  {
+    id: id(),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    name: text("name"),
+    email: text("email"),
+    phone: text("phone"),
+    company: text("company"),
+    message: text("message"),
+    source: text("source").notNull().default("api"),
+    sourceUrl: text("source_url"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt)],
+);
+
+export const creditLedger = pgTable(
+  "credit_ledger",
+  {
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** UTC calendar month, `YYYY-MM`. */
+    month: text("month").notNull(),
+    creditsUsed: integer("credits_used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.month] })],
+);
+
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: id(),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    events: text("events").notNull().default("[]"),
+    secret: text("secret").notNull(),
+    isActive: boolean("is_active").notNull().default(true),
+    totalTriggers: integer("total_triggers").notNull().default(0),
+    failedTriggers: integer("failed_triggers").notNull().default(0),
+    lastTriggeredAt: text("last_triggered_at"),
+    lastFailureAt: text("last_failure_at"),
+    lastFailureStatus: integer("last_failure_status"),
+    lastFailureError: text("last_failure_error"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("webhooks_org_url_idx").on(t.organizationId, t.url)],
+);
+
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: id(),
+    webhookId: integer("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    /** Standard Webhooks `webhook-id`: stable across retries of one delivery. */
+    messageId: text("message_id").notNull().unique(),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /**
+     * Epoch milliseconds; any instance picks pending rows whose time has come. A claim
+     * moves it to the end of the claim's lease, so a row whose deliverer died comes due again.
+     */
+    nextAttemptAt: bigint("next_attempt_at", { mode: "number" }).notNull(),
+    /** Who holds the current lease: only that claim may record the attempt's outcome. */
+    leaseToken: text("lease_token"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
+);
+
+export const documents = pgTable(
+  "documents",
+  {
+    id: id(),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** `file` or `url`; surfaces as a source's `type`. */
+    type: text("type").notNull(),
+    /** Where the document came from (absolute path or URL): the identity used to update on re-ingest. */
+    source: text("source").notNull(),
+    url: text("url"),
+    contentHash: text("content_hash").notNull(),
+    chunkCount: integer("chunk_count").notNull().default(0),
+    bytes: integer("bytes").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("documents_chatbot_source_idx").on(t.chatbotId, t.source),
+    index("documents_chatbot_hash_idx").on(t.chatbotId, t.contentHash),
+  ],
+);
+
+export const chunks = pgTable(
+  "chunks",
+  {
+    id: id(),
+    documentId: integer("document_id")
+      .notNull()
+      .references(() => documents.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id").notNull(),
+    ordinal: integer("ordinal").notNull(),
+    /** Heading path, e.g. `Install > From npm`; empty when the chunk has none. */
+    heading: text("heading").notNull().default(""),
+    content: text("content").notNull(),
+  },
+  (t) => [index("chunks_document_idx").on(t.documentId), index("chunks_chatbot_idx").on(t.chatbotId)],
+);
+
+/**
+ * Chunk vectors by chunk id. Nearest-neighbour search runs on an in-process int8
+ * copy per chatbot, re-scored against these rows; pgvector is not needed.
+ */
+export const chunkEmbeddings = pgTable(
+  "chunk_embeddings",
+  {
+    chunkId: integer("chunk_id")
+      .primaryKey()
+      .references(() => chunks.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id").notNull(),
+    embedding: bytea("embedding").notNull(),
+  },
+  (t) => [index("chunk_embeddings_chatbot_idx").on(t.chatbotId)],
+);
+
+/**
+ * Change counters, bumped in the transaction that makes the change: every instance
+ * polls them to drop what it caches in memory (API keys, a chatbot's vector index)
+ * within a second of a change made through another instance.
+ */
+export const revisions = pgTable("revisions", {
+  /** What changed, e.g. `api_keys` or `vectors:<chatbot id>`. */
+  scope: text("scope").primaryKey(),
+  revision: bigint("revision", { mode: "number" }).notNull(),
+});
+
+/** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+  updatedAt: text("updated_at")
+    .notNull()
+    .default(sql`to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`),
+});
+
+/** rate-limiter-flexible's PostgreSQL store: its own layout, created here so it never runs DDL itself. */
+export const rateLimits = pgTable("rate_limits", {
+  key: varchar("key", { length: 255 }).primaryKey(),
+  points: integer("points").notNull().default(0),
+  expire: bigint("expire", { mode: "number" }),
+});
