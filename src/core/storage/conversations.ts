@@ -1,0 +1,164 @@
+import type { Charge, CreditRecord } from "./credits.js";
+import type { EventOf, WithEvents } from "./events.js";
+
+/** A stored conversation with the chatbot facts every payload needs. */
+export interface ConversationRecord {
+  id: number;
+  chatbot_id: number;
+  session_id: string;
+  visitor_id: string | null;
+  visitor_name: string | null;
+  visitor_email: string | null;
+  visitor_phone: string | null;
+  /** JSON text. */
+  metadata: string;
+  source: string;
+  source_url: string | null;
+  ip: string | null;
+  country: string | null;
+  started_at: string;
+  last_message_at: string;
+  ended_at: string | null;
+  organization_id: number;
+  agent_name: string;
+  agent_slug: string;
+}
+
+export type NewConversation = Omit<ConversationRecord, "id">;
+
+/** A stored message (assistant content without branding; `sources` JSON text). */
+export interface MessageRecord {
+  id: number;
+  conversation_id: number;
+  role: "user" | "assistant";
+  content: string;
+  sources: string;
+  model: string | null;
+  response_ms: number | null;
+  rating: "good" | "bad" | null;
+  regenerated: boolean;
+  cannot_answer: boolean;
+  created_at: string;
+}
+
+export type NewMessage = Pick<MessageRecord, "role" | "content" | "created_at"> &
+  Partial<Pick<MessageRecord, "sources" | "model" | "response_ms" | "cannot_answer">>;
+
+/** Filters of the account-level lists (conversations, leads). */
+export interface ListFilter {
+  organization_id: number;
+  chatbot_id: number | null;
+  /** ISO times, inclusive. */
+  since: string | null;
+  until: string | null;
+}
+
+export interface ConversationFilter extends ListFilter {
+  status: "active" | "ended" | null;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
+
+export interface PageOf<T> {
+  total: number;
+  rows: T[];
+}
+
+/** Why a write of a turn stored nothing. */
+export type TurnRefusal =
+  /** The caller gave up before the transaction began (its signal aborted). */
+  | { refused: "aborted" }
+  /** The conversation is gone or no longer belongs to the chatbot / organisation. */
+  | { refused: "missing" }
+  | { refused: "ended" }
+  /** Another reply became the latest meanwhile (regenerate only). */
+  | { refused: "not-latest" }
+  | { refused: "credits"; credits: CreditRecord };
+
+/** Which conversation a write addresses, re-checked inside its transaction. */
+export interface ConversationRef {
+  id: number;
+  /** The conversation must belong to this chatbot (chatbot endpoints) ... */
+  chatbot_id?: number;
+  /** ... or to this organisation (account-level endpoints). */
+  organization_id?: number;
+  /** Checked first: an aborted caller gets nothing stored or charged. */
+  signal?: AbortSignal;
+}
+
+export interface StoredTurn {
+  conversation: ConversationRecord;
+  user: MessageRecord;
+  assistant: MessageRecord;
+  credits: CreditRecord;
+}
+
+export interface StoredRegeneration {
+  conversation: ConversationRecord;
+  assistant: MessageRecord;
+  credits: CreditRecord;
+}
+
+export interface StoredMessage {
+  conversation: ConversationRecord;
+  message: MessageRecord;
+}
+
+export interface EndedRecord {
+  conversation: ConversationRecord & { ended_at: string };
+  /** Visible messages at the end. */
+  message_count: number;
+  /** False when another request ended it first (no event recorded then). */
+  closed_here: boolean;
+}
+
+/**
+ * Conversations and their messages. Every write that changes more than one
+ * row is one method and one transaction; events passed as {@link EventOf}
+ * are built and their outbox rows written inside it.
+ */
+export interface ConversationStore {
+  /** One transaction: inserts the conversation, records `event` (e.g. `conversation_started`). */
+  start(conversation: NewConversation, event: EventOf<ConversationRecord>): Promise<WithEvents<ConversationRecord>>;
+  find(id: number): Promise<ConversationRecord | undefined>;
+  /**
+   * One transaction: sets `ended_at` unless set already; when this call ended
+   * it, records `event` built from the ended conversation and its visible message count.
+   */
+  end(id: number, endedAt: string, event: EventOf<Omit<EndedRecord, "closed_here">>): Promise<WithEvents<EndedRecord> | undefined>;
+  /** Account level: one page, newest first, with each conversation's visible message count. */
+  page(filter: ConversationFilter, page: PageRequest): Promise<PageOf<ConversationRecord & { message_count: number }>>;
+
+  /** Visible (not regenerated) messages, oldest first. */
+  messages(conversationId: number): Promise<MessageRecord[]>;
+  countMessages(conversationId: number): Promise<number>;
+  findMessage(conversationId: number, messageId: number): Promise<MessageRecord | undefined>;
+  latestAssistantId(conversationId: number): Promise<number | undefined>;
+  rate(messageId: number, rating: "good" | "bad"): Promise<void>;
+
+  /**
+   * The send-message write, one transaction: re-checks the conversation
+   * (aborted caller, gone, ended), charges the credits (refused when they ran
+   * out meanwhile), stores the visitor message and the reply, moves
+   * `last_message_at` to the reply's time, records `event` (`message_received`).
+   */
+  storeTurn(
+    ref: ConversationRef,
+    turn: { user: NewMessage; assistant: NewMessage; charge: Charge },
+    event: EventOf<{ conversation: ConversationRecord; user: MessageRecord }>,
+  ): Promise<WithEvents<StoredTurn> | TurnRefusal>;
+  /**
+   * The regenerate write, one transaction: re-checks as {@link storeTurn} does and
+   * that `replaces` is still the latest reply, charges, flags it regenerated,
+   * stores the new reply, moves `last_message_at`. Records no event.
+   */
+  storeRegeneration(ref: ConversationRef, replaces: number, assistant: NewMessage, charge: Charge): Promise<StoredRegeneration | TurnRefusal>;
+  /**
+   * An operator's (or relayed visitor's) message, one transaction: re-checks the
+   * conversation, stores the message, moves `last_message_at`, records `event` when given.
+   */
+  storeMessage(ref: ConversationRef, message: NewMessage, event?: EventOf<{ conversation: ConversationRecord; message: MessageRecord }>): Promise<WithEvents<StoredMessage> | TurnRefusal>;
+}

@@ -1,0 +1,104 @@
+/** A document of a chatbot's knowledge base. */
+export interface DocumentRecord {
+  id: number;
+  name: string;
+  /** `file` or `url`. */
+  type: string;
+  /** Absolute path or URL: the identity a re-ingest updates by. */
+  source: string;
+  url: string | null;
+  chunk_count: number;
+  bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentFields {
+  name: string;
+  type: string;
+  source: string;
+  url: string | null;
+  content_hash: string;
+  chunk_count: number;
+  bytes: number;
+}
+
+/** A chunk joined with what a reply's `sources` shows of its document. */
+export interface ChunkRecord {
+  id: number;
+  document_id: number;
+  heading: string;
+  content: string;
+  name: string;
+  type: string;
+  url: string | null;
+}
+
+/** Which embedder built the stored vectors; one per database. */
+export interface EmbedderRecord {
+  spec: string;
+  dimension: number;
+}
+
+export interface NewChunk {
+  heading: string;
+  content: string;
+  vector: Float32Array;
+}
+
+/** One ingestion batch: documents with their chunks and vectors. */
+export interface DocumentBatch {
+  chatbot_id: number;
+  embedder: EmbedderRecord;
+  documents: { fields: DocumentFields; chunks: NewChunk[] }[];
+  now: string;
+}
+
+/** Where a chatbot's vectors stand: new ones have higher chunk ids; `revision` grows when any is removed or replaced. */
+export interface VectorState {
+  max_id: number | null;
+  revision: number;
+}
+
+/**
+ * Documents, chunks, their full-text index and their vectors. Vectors are
+ * float32; the in-process index in knowledge/ follows them through {@link VectorState}.
+ */
+export interface KnowledgeStore {
+  /** Looked up before the write; {@link writeBatch} looks again inside its transaction. */
+  documentBySource(chatbotId: number, source: string): Promise<{ id: number; content_hash: string } | undefined>;
+  hasDocumentWithHash(chatbotId: number, contentHash: string): Promise<boolean>;
+  /**
+   * One transaction: records the embedder when none is recorded yet; for each
+   * document, replaces the chatbot's document of the same source (its old
+   * chunks, full-text rows and vectors go) or inserts it; inserts chunks and vectors.
+   */
+  writeBatch(batch: DocumentBatch): Promise<{ added: number; updated: number }>;
+  /** Oldest first. */
+  documents(chatbotId: number): Promise<DocumentRecord[]>;
+  /** Removes a document with its chunks and vectors; false when the chatbot has no such document. */
+  removeDocument(chatbotId: number, documentId: number): Promise<boolean>;
+  hasChunks(chatbotId: number): Promise<boolean>;
+  /** Chunks by id (any order; unknown ids left out). */
+  chunks(ids: number[]): Promise<ChunkRecord[]>;
+  /** Every chunk of a chatbot in id order, for re-embedding. */
+  chunksOfChatbot(chatbotId: number): Promise<{ id: number; heading: string; content: string }[]>;
+  chatbotsWithChunks(): Promise<number[]>;
+  /**
+   * Full-text candidates of one chatbot, best first, at most `limit` chunk ids.
+   * `words` are the question's distinct content words (no stop words); the
+   * engine picks among them and never fails on what visitors type.
+   */
+  fullText(chatbotId: number, words: string[], limit: number): Promise<number[]>;
+
+  embedder(): Promise<EmbedderRecord | undefined>;
+  vectorState(chatbotId: number): Promise<VectorState>;
+  /** The chatbot's vectors with chunk ids above `afterId`, in id order. */
+  vectorsAfter(chatbotId: number, afterId: number): Promise<[chunkId: number, vector: Float32Array][]>;
+  vectorsOf(chunkIds: number[]): Promise<[chunkId: number, vector: Float32Array][]>;
+  /**
+   * One transaction: with `recreate`, drops every vector and records `embedder`;
+   * then stores each chunk's new vector in place of its old one.
+   */
+  replaceVectors(embedder: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]): Promise<void>;
+}
