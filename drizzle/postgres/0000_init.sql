@@ -162,7 +162,6 @@ CREATE TABLE "webhook_deliveries" (
 	"status" text DEFAULT 'pending' NOT NULL,
 	"attempts" integer DEFAULT 0 NOT NULL,
 	"next_attempt_at" bigint NOT NULL,
-	"lease_token" text,
 	"last_status" integer,
 	"last_error" text,
 	"created_at" text NOT NULL,

@@ -20,7 +20,7 @@ CREATE TRIGGER "chunk_embeddings_replaced" AFTER UPDATE ON "chunk_embeddings"
 --> statement-breakpoint
 CREATE FUNCTION "chatsvc_api_keys_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO "revisions" ("scope", "revision") VALUES ('api_keys', 1)
+  INSERT INTO "revisions" ("scope", "revision") VALUES ('keys', 1)
     ON CONFLICT ("scope") DO UPDATE SET "revision" = "revisions"."revision" + 1;
   RETURN NULL;
 END $$;

@@ -206,8 +206,6 @@ export const webhookDeliveries = pgTable(
      * moves it to the end of the claim's lease, so a row whose deliverer died comes due again.
      */
     nextAttemptAt: bigint("next_attempt_at", { mode: "number" }).notNull(),
-    /** Who holds the current lease: only that claim may record the attempt's outcome. */
-    leaseToken: text("lease_token"),
     lastStatus: integer("last_status"),
     lastError: text("last_error"),
     createdAt: createdAt(),

@@ -1,0 +1,77 @@
+import type pg from "pg";
+
+/** A pool (one statement, autocommit) or a client inside a transaction. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
+/**
+ * A named statement: node-postgres prepares it once per connection and then
+ * sends only its name and values, so hot queries skip parsing and planning.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+/**
+ * @example
+ * const byId = statement("orgs_by_id", "SELECT * FROM organizations WHERE id = $1");
+ */
+export function statement(name: string, text: string): Statement {
+  return { name: `chatsvc_${name}`, text };
+}
+
+export async function all<T>(q: Queryable, s: Statement, values: unknown[] = []): Promise<T[]> {
+  return (await q.query<T & pg.QueryResultRow>({ name: s.name, text: s.text, values })).rows;
+}
+
+export async function one<T>(q: Queryable, s: Statement, values: unknown[] = []): Promise<T | undefined> {
+  return (await all<T>(q, s, values))[0];
+}
+
+/** Rows changed by a write. */
+export async function run(q: Queryable, s: Statement, values: unknown[] = []): Promise<number> {
+  return (await q.query({ name: s.name, text: s.text, values })).rowCount ?? 0;
+}
+
+/**
+ * Runs `fn` in one transaction on one pooled connection: committed when it
+ * resolves, rolled back when it throws (the error is rethrown).
+ *
+ * @example
+ * await transaction(pool, async (tx) => { await run(tx, insertA, [1]); await run(tx, insertB, [2]); });
+ */
+export async function transaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    try {
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => (broken = true));
+      throw error;
+    }
+  } catch (error) {
+    broken ||= !isServerError(error);
+    throw error;
+  } finally {
+    // A connection in an unknown state (lost mid-transaction) is discarded, not reused.
+    client.release(broken);
+  }
+}
+
+/** PostgreSQL's SQLSTATE of a failed statement, e.g. `23505` for a unique violation. */
+export function sqlState(error: unknown): string | undefined {
+  return isServerError(error) ? (error as { code: string }).code : undefined;
+}
+
+function isServerError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+}
+
+/** Unique violation on the named constraint or index. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  return sqlState(error) === "23505" && (constraint === undefined || (error as { constraint?: string }).constraint === constraint);
+}

@@ -1,0 +1,216 @@
+import type pg from "pg";
+import type {
+  ConversationRecord,
+  ConversationRef,
+  ConversationStore,
+  CreditRecord,
+  MessageRecord,
+  NewMessage,
+  OutboxEncoder,
+  RecordedEvent,
+  TurnRefusal,
+} from "../../core/storage/index.js";
+import { all, one, run, statement, transaction, type Queryable } from "./client.js";
+import { chargeCredits } from "./credits.js";
+import { recordEvent } from "./events.js";
+
+const RECORD = `c.id, c.chatbot_id, c.session_id, c.visitor_id, c.visitor_name, c.visitor_email, c.visitor_phone, c.metadata,
+  c.source, c.source_url, c.ip, c.country, c.started_at, c.last_message_at, c.ended_at,
+  b.organization_id, b.name AS agent_name, b.slug AS agent_slug`;
+const MESSAGE = "id, conversation_id, role, content, sources, model, response_ms, rating, regenerated, cannot_answer, created_at";
+const FILTERS = `b.organization_id = $1 AND ($2::int IS NULL OR c.chatbot_id = $2)
+  AND ($3::text IS NULL OR c.started_at >= $3) AND ($4::text IS NULL OR c.started_at <= $4)
+  AND ($5::text IS NULL OR ($5 = 'ended') = (c.ended_at IS NOT NULL))`;
+
+const insert = statement(
+  "conversations_insert",
+  `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at, ended_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+);
+const byId = statement("conversations_by_id", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1`);
+// Every write to a conversation locks its row first: a turn and an end (or two turns) on one
+// conversation queue, so "ended" and "latest reply" checks hold until commit.
+const lock = statement("conversations_lock", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1 FOR UPDATE OF c`);
+const markEnded = statement("conversations_mark_ended", "UPDATE conversations SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL");
+const touch = statement("conversations_touch", "UPDATE conversations SET last_message_at = $2 WHERE id = $1");
+const countPage = statement("conversations_count_page", `SELECT count(*)::int AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`);
+const listPage = statement(
+  "conversations_list_page",
+  `SELECT ${RECORD}, (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND NOT m.regenerated) AS message_count
+     FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}
+    ORDER BY c.started_at DESC, c.id DESC LIMIT $6 OFFSET $7`,
+);
+const visible = statement("messages_visible", `SELECT ${MESSAGE} FROM messages WHERE conversation_id = $1 AND NOT regenerated ORDER BY id`);
+const countVisible = statement("messages_count_visible", "SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND NOT regenerated");
+const messageById = statement("messages_by_id", `SELECT ${MESSAGE} FROM messages WHERE id = $2 AND conversation_id = $1`);
+const latestAssistant = statement(
+  "messages_latest_assistant",
+  "SELECT id FROM messages WHERE conversation_id = $1 AND role = 'assistant' AND NOT regenerated ORDER BY id DESC LIMIT 1",
+);
+const rate = statement("messages_rate", "UPDATE messages SET rating = $2 WHERE id = $1");
+const flagRegenerated = statement("messages_flag_regenerated", "UPDATE messages SET regenerated = true WHERE id = $1");
+const insertMessage = statement(
+  "messages_insert",
+  `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${MESSAGE}`,
+);
+
+const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
+
+const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) =>
+  (await one<MessageRecord>(tx, insertMessage, [
+    conversationId,
+    m.role,
+    m.content,
+    m.sources ?? "[]",
+    m.model ?? null,
+    m.response_ms ?? null,
+    m.cannot_answer ?? false,
+    m.created_at,
+  ]))!;
+
+/** Locks the conversation and re-checks what the caller checked before its transaction. */
+async function recheck(tx: Queryable, ref: ConversationRef): Promise<ConversationRecord | TurnRefusal> {
+  const conversation = await one<ConversationRecord>(tx, lock, [ref.id]);
+  if (
+    !conversation ||
+    (ref.chatbot_id !== undefined && conversation.chatbot_id !== ref.chatbot_id) ||
+    (ref.organization_id !== undefined && conversation.organization_id !== ref.organization_id)
+  ) {
+    return { refused: "missing" };
+  }
+  if (conversation.ended_at !== null) return { refused: "ended" };
+  return conversation;
+}
+
+const isRefusal = (value: object): value is TurnRefusal => "refused" in value;
+
+/** Thrown inside a transaction to roll it back and answer a refusal. */
+class Refused {
+  constructor(readonly refusal: TurnRefusal) {}
+}
+
+/** Runs a conversation write: aborted callers are refused before it begins; a {@link Refused} rolls it back. */
+async function write<T>(pool: pg.Pool, ref: ConversationRef, fn: (tx: pg.PoolClient, conversation: ConversationRecord) => Promise<T>): Promise<T | TurnRefusal> {
+  if (ref.signal?.aborted) return { refused: "aborted" };
+  try {
+    return await transaction(pool, async (tx) => {
+      const conversation = await recheck(tx, ref);
+      if (isRefusal(conversation)) throw new Refused(conversation);
+      return fn(tx, conversation);
+    });
+  } catch (error) {
+    if (error instanceof Refused) return error.refusal;
+    throw error;
+  }
+}
+
+async function charged(tx: Queryable, charge: Parameters<typeof chargeCredits>[1]): Promise<CreditRecord> {
+  const result = await chargeCredits(tx, charge);
+  if ("refused" in result) throw new Refused({ refused: "credits", credits: result.refused });
+  return result.charged;
+}
+
+export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, onQueued: (deliveries: number) => void): ConversationStore {
+  const find = (q: Queryable, id: number) => one<ConversationRecord>(q, byId, [id]);
+  /** Publishes nothing: hands the recorded events back, and tells the outbox when rows were queued (after commit). */
+  const queued = <T extends { events: RecordedEvent[] }>(result: T): T => {
+    const deliveries = result.events.reduce((n, e) => n + e.deliveries, 0);
+    if (deliveries > 0) onQueued(deliveries);
+    return result;
+  };
+  const queuedIfWritten = <T>(result: T | TurnRefusal): T | TurnRefusal =>
+    typeof result === "object" && result !== null && "events" in result ? queued(result as T & { events: RecordedEvent[] }) : result;
+
+  return {
+    start: async (conversation, event) =>
+      queued(
+        await transaction(pool, async (tx) => {
+          const { id } = (await one<{ id: number }>(tx, insert, [
+            conversation.chatbot_id,
+            conversation.session_id,
+            conversation.visitor_id,
+            conversation.visitor_name,
+            conversation.visitor_email,
+            conversation.visitor_phone,
+            conversation.metadata,
+            conversation.source,
+            conversation.source_url,
+            conversation.ip,
+            conversation.country,
+            conversation.started_at,
+            conversation.last_message_at,
+            conversation.ended_at,
+          ]))!;
+          const stored = (await find(tx, id))!;
+          return { result: stored, events: [await recordEvent(tx, encode, event(stored))] };
+        }),
+      ),
+
+    find: (id) => find(pool, id),
+
+    async end(id, endedAt, event) {
+      const result = await transaction(pool, async (tx) => {
+        const closedHere = (await run(tx, markEnded, [id, endedAt])) > 0;
+        const conversation = await find(tx, id);
+        if (!conversation) return undefined;
+        const ended = { conversation: conversation as ConversationRecord & { ended_at: string }, message_count: await countOf(tx, id) };
+        const events = closedHere ? [await recordEvent(tx, encode, event(ended))] : [];
+        return { result: { ...ended, closed_here: closedHere }, events };
+      });
+      return result && queued(result);
+    },
+
+    async page(filter, { limit, offset }) {
+      const values = [filter.organization_id, filter.chatbot_id, filter.since, filter.until, filter.status];
+      const [count, rows] = await Promise.all([
+        one<{ n: number }>(pool, countPage, values),
+        all<ConversationRecord & { message_count: number }>(pool, listPage, [...values, limit, offset]),
+      ]);
+      return { total: count!.n, rows };
+    },
+
+    messages: (conversationId) => all<MessageRecord>(pool, visible, [conversationId]),
+    countMessages: (conversationId) => countOf(pool, conversationId),
+    findMessage: (conversationId, messageId) => one<MessageRecord>(pool, messageById, [conversationId, messageId]),
+    latestAssistantId: async (conversationId) => (await one<{ id: number }>(pool, latestAssistant, [conversationId]))?.id,
+    async rate(messageId, rating) {
+      await run(pool, rate, [messageId, rating]);
+    },
+
+    storeTurn: async (ref, turn, event) =>
+      queuedIfWritten(
+        await write(pool, ref, async (tx, conversation) => {
+          const credits = await charged(tx, turn.charge);
+          const user = await storeOne(tx, conversation.id, turn.user);
+          const assistant = await storeOne(tx, conversation.id, turn.assistant);
+          await run(tx, touch, [conversation.id, assistant.created_at]);
+          const updated = { ...conversation, last_message_at: assistant.created_at };
+          const recorded = await recordEvent(tx, encode, event({ conversation: updated, user }));
+          return { result: { conversation: updated, user, assistant, credits }, events: [recorded] };
+        }),
+      ),
+
+    storeRegeneration: (ref, replaces, reply, charge) =>
+      write(pool, ref, async (tx, conversation) => {
+        const latest = await one<{ id: number }>(tx, latestAssistant, [conversation.id]);
+        if (latest?.id !== replaces) throw new Refused({ refused: "not-latest" });
+        const credits = await charged(tx, charge);
+        await run(tx, flagRegenerated, [replaces]);
+        const assistant = await storeOne(tx, conversation.id, reply);
+        await run(tx, touch, [conversation.id, assistant.created_at]);
+        return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits };
+      }),
+
+    storeMessage: async (ref, message, event) =>
+      queuedIfWritten(
+        await write(pool, ref, async (tx, conversation) => {
+          const stored = await storeOne(tx, conversation.id, message);
+          await run(tx, touch, [conversation.id, stored.created_at]);
+          const updated = { ...conversation, last_message_at: stored.created_at };
+          const events = event ? [await recordEvent(tx, encode, event({ conversation: updated, message: stored }))] : [];
+          return { result: { conversation: updated, message: stored }, events };
+        }),
+      ),
+  };
+}

@@ -1,0 +1,44 @@
+import type pg from "pg";
+import type { Charge, CreditRecord, CreditStore } from "../../core/storage/index.js";
+import { one, run, statement, type Queryable } from "./client.js";
+
+const status = statement(
+  "credits_status",
+  `SELECT $2::text AS month, coalesce(l.credits_used, 0) AS credits_used, o.credits_monthly AS credits_max
+     FROM organizations o LEFT JOIN credit_ledger l ON l.organization_id = o.id AND l.month = $2 WHERE o.id = $1`,
+);
+const setMonthly = statement("credits_set_monthly", "UPDATE organizations SET credits_monthly = $2 WHERE id = $1");
+/*
+ * The charge is one conditional upsert: the month's row is created or incremented
+ * only while the organisation has credits left and the cost fits. ON CONFLICT
+ * locks the row and re-checks the condition on its latest version, so instances
+ * charging at once queue on it and never spend past the limit.
+ */
+const charge = statement(
+  "credits_charge",
+  `WITH org AS (SELECT credits_monthly FROM organizations WHERE id = $1)
+   INSERT INTO credit_ledger AS l (organization_id, month, credits_used)
+     SELECT $1, $2, $3 FROM org WHERE org.credits_monthly > 0 AND $3 <= org.credits_monthly
+   ON CONFLICT (organization_id, month) DO UPDATE SET credits_used = l.credits_used + excluded.credits_used
+     WHERE l.credits_used < (SELECT credits_monthly FROM org) AND l.credits_used + excluded.credits_used <= (SELECT credits_monthly FROM org)
+   RETURNING l.month, l.credits_used, (SELECT credits_monthly FROM org) AS credits_max`,
+);
+
+export const creditStatus = (q: Queryable, organizationId: number, month: string) => one<CreditRecord>(q, status, [organizationId, month]);
+
+/**
+ * Charges inside the caller's transaction; the month's figures after the charge,
+ * or `refused` with the figures that refused it.
+ */
+export async function chargeCredits(tx: Queryable, { organization_id, month, cost }: Charge): Promise<{ charged: CreditRecord } | { refused: CreditRecord }> {
+  const charged = await one<CreditRecord>(tx, charge, [organization_id, month, cost]);
+  if (charged) return { charged };
+  return { refused: (await creditStatus(tx, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } };
+}
+
+export function createPgCreditStore(pool: pg.Pool): CreditStore {
+  return {
+    status: (organizationId, month) => creditStatus(pool, organizationId, month),
+    setMonthly: async (organizationId, monthly) => (await run(pool, setMonthly, [organizationId, monthly])) > 0,
+  };
+}

@@ -1,0 +1,74 @@
+import type pg from "pg";
+import { all, one, statement } from "./client.js";
+
+/** More words make a query slower and no more precise. */
+const MAX_TERMS = 12;
+/** A word in more than this share of all chunks says little about a chunk but costs a long posting list. */
+const FREQUENT_SHARE = 0.05;
+/** Below this many matching chunks a word is cheap whatever its share, so small bases keep every word. */
+const FREQUENT_MIN = 1000;
+/** Document frequencies change with ingestion; they are a cost estimate, so being a minute stale is fine. */
+const CACHE_MS = 60_000;
+const CACHE_MAX = 50_000;
+
+/*
+ * websearch_to_tsquery accepts any text without raising (unbalanced quotes, stray
+ * operators), and its `or` keeps the search an OR of words as on SQLite. Headings
+ * weigh twice the body (weights D, C, B, A); normalisation 1 divides by the log of the
+ * chunk's length, so long chunks do not win by repetition alone, much like BM25.
+ */
+const QUERY = "websearch_to_tsquery('english'::regconfig, $1)";
+const search = statement(
+  "fulltext_search",
+  `SELECT id FROM chunks WHERE chatbot_id = $2 AND search @@ ${QUERY}
+    ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
+);
+const frequency = statement("fulltext_frequency", `SELECT count(*)::int AS n FROM chunks WHERE search @@ ${QUERY}`);
+const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks");
+
+/**
+ * Full-text candidates of one chatbot, best first. Words are picked as on SQLite:
+ * by document frequency, the rarest first (up to 12), leaving out words found in
+ * more than 5 % of all chunks unless nothing rarer is left; frequencies are counted
+ * by PostgreSQL (so its stemming applies) and cached per word.
+ *
+ * @example
+ * const fullText = createFullTextSearch(pool);
+ * await fullText(bot.id, ["refund", "invoice"], 24); // [chunk ids]
+ */
+export function createFullTextSearch(pool: pg.Pool) {
+  let cache = new Map<string, number>();
+  let limit = 0;
+  let since = -Infinity;
+
+  const documentFrequency = async (word: string): Promise<number> => {
+    let n = cache.get(word);
+    if (n === undefined) {
+      n = (await one<{ n: number }>(pool, frequency, [word]))!.n;
+      cache.set(word, n);
+    }
+    return n;
+  };
+
+  const select = async (words: string[]): Promise<string[]> => {
+    const now = Date.now();
+    if (now - since > CACHE_MS || cache.size > CACHE_MAX) {
+      cache = new Map();
+      limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * (await one<{ n: number }>(pool, total))!.n);
+      since = now;
+    }
+    const counted = await Promise.all(words.map(async (word) => ({ word, n: await documentFrequency(word) })));
+    const ranked = counted.sort((a, b) => a.n - b.n);
+    return ranked
+      .filter((t, i) => i === 0 || t.n <= limit)
+      .slice(0, MAX_TERMS)
+      .map((t) => t.word);
+  };
+
+  return async function fullText(chatbotId: number, words: string[], max: number): Promise<number[]> {
+    const picked = await select(words);
+    if (picked.length === 0) return [];
+    const rows = await all<{ id: number }>(pool, search, [picked.join(" or "), chatbotId, max]);
+    return rows.map((r) => r.id);
+  };
+}

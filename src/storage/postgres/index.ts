@@ -1,0 +1,85 @@
+import type { Storage, StorageOptions } from "../../core/storage/index.js";
+import { createChangeFeed } from "./changes.js";
+import { createPgChatbotStore } from "./chatbots.js";
+import { run, statement } from "./client.js";
+import { createPgConversationStore } from "./conversations.js";
+import { createPgCreditStore } from "./credits.js";
+import { createPgKeyStore } from "./keys.js";
+import { createPgKnowledgeStore } from "./knowledge.js";
+import { createPgLeadStore } from "./leads.js";
+import { openPostgres, type OpenPostgresOptions, type PgDb } from "./open.js";
+import { createPgOrgStore } from "./orgs.js";
+import { createOutboxSignal, type OutboxSignal } from "./outbox-signal.js";
+import { createPgOutboxStore } from "./outbox.js";
+import { createPgSettingStore } from "./settings.js";
+import { createPgUserStore } from "./users.js";
+import { createPgWebhookStore } from "./webhooks.js";
+
+export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
+
+/** The PostgreSQL engine's storage, with its pool for chatsvc's own tests and benchmarks. */
+export interface PostgresStorage extends Storage {
+  readonly engine: "postgres";
+  readonly db: PgDb;
+  /** Wake-ups when another instance queued webhook deliveries (a hint; workers poll anyway). */
+  readonly outboxSignal: Pick<OutboxSignal, "watch">;
+}
+
+export interface PostgresStorageOptions extends StorageOptions, OpenPostgresOptions {
+  /** Where background failures (change polling, notifications) are reported. Default `console.error`. */
+  onError?: (error: unknown) => void;
+}
+
+const probe = statement(
+  "health_probe",
+  `INSERT INTO settings (key, value, updated_at) VALUES ('health_probe', $1, $1)
+   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+);
+
+/**
+ * Opens a PostgreSQL database (a pool; pending migrations applied under an
+ * advisory lock) and returns the storage over it. Several instances may share
+ * the database: everything they must agree on lives in it.
+ *
+ * @example
+ * const storage = await openPostgresStorage("postgres://chatsvc@db/chatsvc", { encodeEvent });
+ * await storage.close();
+ */
+export async function openPostgresStorage(url: string, options: PostgresStorageOptions): Promise<PostgresStorage> {
+  const { encodeEvent, onError = (e) => console.error("chatsvc: postgres", e) } = options;
+  const db = await openPostgres(url, options);
+  const pool = db.$client;
+  const changes = createChangeFeed(pool, onError);
+  const signal = createOutboxSignal(pool, url, onError);
+  const queued = () => signal.queued();
+  await changes.ready;
+  let closed = false;
+  return {
+    engine: "postgres",
+    db,
+    outboxSignal: signal,
+    orgs: createPgOrgStore(pool),
+    users: createPgUserStore(pool),
+    keys: createPgKeyStore(pool),
+    chatbots: createPgChatbotStore(pool),
+    conversations: createPgConversationStore(pool, encodeEvent, queued),
+    credits: createPgCreditStore(pool),
+    leads: createPgLeadStore(pool, encodeEvent, queued),
+    knowledge: createPgKnowledgeStore(pool),
+    webhooks: createPgWebhookStore(pool),
+    outbox: createPgOutboxStore(pool),
+    settings: createPgSettingStore(pool),
+    changes,
+    async probeWrite() {
+      await run(pool, probe, [new Date().toISOString()]);
+    },
+    exposedFiles: () => [],
+    async close() {
+      if (closed) return;
+      closed = true;
+      changes.close();
+      await signal.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import type pg from "pg";
+import type { EmbedderRecord, KnowledgeStore, VectorState } from "../../core/storage/index.js";
+import { all, one, run, statement, transaction, type Queryable } from "./client.js";
+import { createFullTextSearch } from "./full-text.js";
+import { bumpRevision } from "./revisions.js";
+
+/** The settings row naming the embedder that built the stored vectors. */
+const EMBEDDER_SETTING = "knowledge.embedder";
+/** First key of the per-chatbot advisory lock every knowledge write takes (the second is the chatbot id). */
+const KNOWLEDGE_LOCK = 0x6b6e;
+
+const bySource = statement("knowledge_by_source", "SELECT id, content_hash FROM documents WHERE chatbot_id = $1 AND source = $2");
+const byHash = statement("knowledge_by_hash", "SELECT 1 AS x FROM documents WHERE chatbot_id = $1 AND content_hash = $2 LIMIT 1");
+const insertDoc = statement(
+  "knowledge_insert_document",
+  `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+);
+const updateDoc = statement(
+  "knowledge_update_document",
+  "UPDATE documents SET name = $2, type = $3, url = $4, content_hash = $5, chunk_count = $6, bytes = $7, updated_at = $8 WHERE id = $1",
+);
+const deleteChunks = statement("knowledge_delete_chunks", "DELETE FROM chunks WHERE document_id = $1");
+// A document's chunks and vectors in two statements, whatever their number.
+const insertChunks = statement(
+  "knowledge_insert_chunks",
+  `INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content)
+   SELECT $1, $2, t.ordinal - 1, t.heading, t.content FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(heading, content, ordinal)
+    ORDER BY t.ordinal RETURNING id, ordinal`,
+);
+const insertVectors = statement(
+  "knowledge_insert_vectors",
+  "INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) SELECT t.id, $2, t.embedding FROM unnest($1::int[], $3::bytea[]) AS t(id, embedding)",
+);
+const upsertVectors = statement(
+  "knowledge_upsert_vectors",
+  `INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) SELECT * FROM unnest($1::int[], $2::int[], $3::bytea[])
+   ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding`,
+);
+const deleteAllVectors = statement("knowledge_delete_all_vectors", "DELETE FROM chunk_embeddings");
+const list = statement(
+  "knowledge_documents",
+  "SELECT id, name, type, source, url, chunk_count, bytes, created_at, updated_at FROM documents WHERE chatbot_id = $1 ORDER BY id",
+);
+const deleteDoc = statement("knowledge_delete_document", "DELETE FROM documents WHERE id = $1 AND chatbot_id = $2");
+const hasChunks = statement("knowledge_has_chunks", "SELECT 1 AS x FROM chunks WHERE chatbot_id = $1 LIMIT 1");
+const chunksByIds = statement(
+  "knowledge_chunks_by_ids",
+  `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
+     FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ANY($1::int[])`,
+);
+const chunksOfBot = statement("knowledge_chunks_of_chatbot", "SELECT id, heading, content FROM chunks WHERE chatbot_id = $1 ORDER BY id");
+const botsWithChunks = statement("knowledge_chatbots_with_chunks", "SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id");
+const readSetting = statement("knowledge_read_embedder", "SELECT value FROM settings WHERE key = $1");
+const writeSetting = statement(
+  "knowledge_write_embedder",
+  `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+);
+const recordIfAbsent = statement("knowledge_record_embedder", "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING");
+const vectorState = statement(
+  "knowledge_vector_state",
+  `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = $1) AS max_id,
+          coalesce((SELECT revision FROM revisions WHERE scope = 'vectors:' || $1), 0)::int8 AS revision`,
+);
+const vectorsAfter = statement(
+  "knowledge_vectors_after",
+  "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = $1 AND chunk_id > $2 ORDER BY chunk_id",
+);
+const vectorsOf = statement("knowledge_vectors_of", "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id = ANY($1::int[])");
+const lockChatbot = statement("knowledge_lock_chatbot", "SELECT pg_advisory_xact_lock($1, $2)");
+
+/*
+ * Instances keep each chatbot's vectors in memory and follow the table through
+ * VectorState: vectors added show as a higher max(chunk_id), removed or replaced
+ * ones bump `vectors:<chatbot>` (by trigger, so cascades count). Chunk ids come
+ * from a sequence, so a transaction that started inserting earlier could commit
+ * later with lower ids, and a reader past them would never see those rows. Every
+ * knowledge write therefore takes its chatbot's advisory lock before inserting:
+ * one chatbot's chunk ids then become visible in increasing order.
+ */
+const lock = (tx: Queryable, chatbotId: number) => run(tx, lockChatbot, [KNOWLEDGE_LOCK, chatbotId]);
+
+export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
+  const fullText = createFullTextSearch(pool);
+  const rowsToVectors = (rows: { chunk_id: number; embedding: Buffer }[]): [number, Float32Array][] => rows.map((r) => [r.chunk_id, toVector(r.embedding)]);
+
+  return {
+    documentBySource: (chatbotId, source) => one<{ id: number; content_hash: string }>(pool, bySource, [chatbotId, source]),
+    hasDocumentWithHash: async (chatbotId, contentHash) => (await one(pool, byHash, [chatbotId, contentHash])) !== undefined,
+
+    writeBatch: ({ chatbot_id: chatbotId, embedder, documents, now }) =>
+      transaction(pool, async (tx) => {
+        await lock(tx, chatbotId);
+        await run(tx, recordIfAbsent, [EMBEDDER_SETTING, JSON.stringify({ spec: embedder.spec, dimension: embedder.dimension }), now]);
+        let added = 0;
+        let updated = 0;
+        for (const { fields: d, chunks } of documents) {
+          // Looked up again under the lock: another instance may have written it since.
+          const existing = await one<{ id: number }>(tx, bySource, [chatbotId, d.source]);
+          let documentId: number;
+          if (existing) {
+            await run(tx, deleteChunks, [existing.id]);
+            await run(tx, updateDoc, [existing.id, d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now]);
+            documentId = existing.id;
+            updated++;
+          } else {
+            documentId = (await one<{ id: number }>(tx, insertDoc, [chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now]))!.id;
+            added++;
+          }
+          if (chunks.length === 0) continue;
+          const ids = await all<{ id: number; ordinal: number }>(tx, insertChunks, [documentId, chatbotId, chunks.map((c) => c.heading), chunks.map((c) => c.content)]);
+          ids.sort((a, b) => a.ordinal - b.ordinal);
+          await run(tx, insertVectors, [ids.map((r) => r.id), chatbotId, chunks.map((c) => toBytes(c.vector))]);
+        }
+        await bumpRevision(tx, "knowledge");
+        return { added, updated };
+      }),
+
+    documents: (chatbotId) => all(pool, list, [chatbotId]),
+
+    removeDocument: (chatbotId, documentId) =>
+      transaction(pool, async (tx) => {
+        await lock(tx, chatbotId);
+        const removed = (await run(tx, deleteDoc, [documentId, chatbotId])) > 0;
+        if (removed) await bumpRevision(tx, "knowledge");
+        return removed;
+      }),
+
+    hasChunks: async (chatbotId) => (await one(pool, hasChunks, [chatbotId])) !== undefined,
+    chunks: (ids) => (ids.length === 0 ? Promise.resolve([]) : all(pool, chunksByIds, [ids])),
+    chunksOfChatbot: (chatbotId) => all(pool, chunksOfBot, [chatbotId]),
+    chatbotsWithChunks: async () => (await all<{ chatbot_id: number }>(pool, botsWithChunks)).map((r) => r.chatbot_id),
+    fullText,
+
+    async embedder() {
+      const row = await one<{ value: string }>(pool, readSetting, [EMBEDDER_SETTING]);
+      return row ? (JSON.parse(row.value) as EmbedderRecord) : undefined;
+    },
+
+    async vectorState(chatbotId) {
+      const row = (await one<{ max_id: number | null; revision: string }>(pool, vectorState, [chatbotId]))!;
+      return { max_id: row.max_id, revision: Number(row.revision) } satisfies VectorState;
+    },
+
+    vectorsAfter: async (chatbotId, afterId) => rowsToVectors(await all(pool, vectorsAfter, [chatbotId, afterId])),
+    vectorsOf: async (chunkIds) => (chunkIds.length === 0 ? [] : rowsToVectors(await all(pool, vectorsOf, [chunkIds]))),
+
+    replaceVectors: (embedder, recreate, vectors) =>
+      transaction(pool, async (tx) => {
+        const chatbots = [...new Set(vectors.map((v) => v.chatbot_id))].sort((a, b) => a - b);
+        for (const chatbotId of chatbots) await lock(tx, chatbotId);
+        if (recreate) {
+          await run(tx, deleteAllVectors);
+          await run(tx, writeSetting, [EMBEDDER_SETTING, JSON.stringify({ spec: embedder.spec, dimension: embedder.dimension }), new Date().toISOString()]);
+        }
+        if (vectors.length > 0) {
+          await run(tx, upsertVectors, [vectors.map((v) => v.chunk_id), vectors.map((v) => v.chatbot_id), vectors.map((v) => toBytes(v.vector))]);
+        }
+        // Vectors stored under ids below a cached max would be missed: every chatbot touched reloads.
+        for (const chatbotId of chatbots) await bumpRevision(tx, `vectors:${chatbotId}`);
+        await bumpRevision(tx, "knowledge");
+      }),
+  };
+}
+
+function toBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function toVector(bytes: Buffer): Float32Array {
+  // node-postgres decodes bytea into pooled buffers that need not be 4-byte aligned; copy when they are not.
+  return bytes.byteOffset % 4 === 0 ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float32Array(new Uint8Array(bytes).buffer);
+}
