@@ -13,7 +13,9 @@ export const TEST_BUILD_DIR = TEST_CLI_DIR;
 
 /** vitest global setup: one quick ESM build of the package's entries (no type declarations) per test run. */
 export default async function setup(): Promise<void> {
-  await build({
+  // Both test projects (sqlite, postgres) list this setup; vitest runs each project's in one process: build once.
+  const memo = globalThis as { chatsvcTestBuild?: Promise<unknown> };
+  await (memo.chatsvcTestBuild ??= build({
     config: false,
     // The package's own entries, so a new one (like the render worker) cannot be missing from what tests run.
     entry: (packageBuild as Options).entry,
@@ -25,5 +27,5 @@ export default async function setup(): Promise<void> {
     skipNodeModulesBundle: true,
     silent: true,
     clean: true,
-  });
+  }));
 }

@@ -1,0 +1,196 @@
+import pg from "pg";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import type { DomainEvent } from "../../src/core/events.js";
+import type { AttemptRecord } from "../../src/core/storage/index.js";
+import { migratePostgres, openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/index.js";
+import { cloneTestDatabase, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
+
+/*
+ * What only a shared PostgreSQL database must guarantee: several instances (here,
+ * several storages with their own pools on one database) migrating, charging,
+ * claiming and caching side by side.
+ */
+
+const encodeEvent = (name: string, data: unknown) => JSON.stringify({ event: name, data });
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function instances(n: number): Promise<PostgresStorage[]> {
+  const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+  cleanups.push(db.drop);
+  const opened = await Promise.all(Array.from({ length: n }, () => openPostgresStorage(db.url, { encodeEvent, poolSize: 4 })));
+  for (const s of opened) cleanups.push(() => s.close());
+  return opened;
+}
+
+const now = () => new Date().toISOString();
+
+async function tenant(s: PostgresStorage, credits = 100) {
+  const org = await s.orgs.create({ name: "Acme", credits_monthly: credits, brand_removal: false, created_at: now() });
+  const bot = await s.chatbots.create({
+    organization_id: org.id,
+    slug: "demo",
+    name: "Demo",
+    display_name: null,
+    description: "",
+    language: "en",
+    is_active: true,
+    greeting_message: "",
+    fallback_message: "",
+    placeholder_text: "",
+    appearance: "{}",
+    model: null,
+    instructions: "",
+    allowed_origins: "[]",
+    created_at: now(),
+    updated_at: now(),
+  });
+  if (typeof bot === "string") throw new Error(bot);
+  return { org, bot };
+}
+
+async function conversation(s: PostgresStorage, chatbotId: number, session: string) {
+  const started = await s.conversations.start(
+    {
+      chatbot_id: chatbotId,
+      session_id: session,
+      visitor_id: null,
+      visitor_name: null,
+      visitor_email: null,
+      visitor_phone: null,
+      metadata: "{}",
+      source: "api",
+      source_url: null,
+      ip: null,
+      country: null,
+      started_at: now(),
+      last_message_at: now(),
+      ended_at: null,
+      organization_id: 0,
+      agent_name: "",
+      agent_slug: "",
+    },
+    (c) => ({ name: "conversation_started", organizationId: c.organization_id, data: { id: c.id } }) as DomainEvent,
+  );
+  return started.result;
+}
+
+describe("PostgreSQL shared by several instances", () => {
+  it("applies the migrations once when instances start together", async () => {
+    const admin = testDatabaseUrl();
+    const name = `${inject("pgTemplate")}_fresh_${process.pid}`;
+    await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${name}"`));
+    cleanups.push(() => withAdmin(admin, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
+    const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: databaseUrl(admin, name), max: 2 }));
+    cleanups.push(() => Promise.all(pools.map((p) => p.end())));
+    await Promise.all(pools.map((p) => migratePostgres(p)));
+    const applied = await pools[0]!.query("SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations");
+    const journal = (await import("../../drizzle/postgres/meta/_journal.json", { with: { type: "json" } })).default;
+    expect(applied.rows[0].n).toBe(journal.entries.length);
+  });
+
+  it("never charges past the monthly credits, whichever instance sends", async () => {
+    const [a, b, c] = await instances(3);
+    const { org, bot } = await tenant(a!, 10);
+    const conversations = await Promise.all(Array.from({ length: 6 }, (_, i) => conversation(a!, bot.id, `s${i}`)));
+    const month = now().slice(0, 7);
+    const sends = Array.from({ length: 30 }, (_, i) =>
+      [a, b, c][i % 3]!.conversations.storeTurn(
+        { id: conversations[i % 6]!.id, chatbot_id: bot.id },
+        {
+          user: { role: "user", content: `q${i}`, created_at: now() },
+          assistant: { role: "assistant", content: `a${i}`, created_at: now() },
+          charge: { organization_id: org.id, month, cost: 1 },
+        },
+        ({ conversation: conv, user }) => ({ name: "message_received", organizationId: conv.organization_id, data: { id: user.id } }) as DomainEvent,
+      ),
+    );
+    const results = await Promise.all(sends);
+    expect(results.filter((r) => "result" in r)).toHaveLength(10);
+    expect(results.filter((r) => "refused" in r && r.refused === "credits")).toHaveLength(20);
+    expect((await b!.credits.status(org.id, month))!.credits_used).toBe(10);
+    const stored = await Promise.all(conversations.map((conv) => c!.conversations.countMessages(conv.id)));
+    expect(stored.reduce((x, y) => x + y, 0)).toBe(20);
+  });
+
+  it("hands each due delivery to one instance, and a dead instance's deliveries to another after the lease", async () => {
+    const [a, b] = await instances(2);
+    const { org, bot } = await tenant(a!);
+    const hook = await a!.webhooks.register({ organization_id: org.id, url: "http://127.0.0.1:9/hook", events: ["conversation_started"], name: null, default_name: "hook", secret: "whsec_x", now: now() });
+    expect(hook).not.toBe("no-organization");
+    await Promise.all(Array.from({ length: 40 }, (_, i) => conversation(a!, bot.id, `c${i}`)));
+
+    const t = Date.now();
+    const claims = await Promise.all([a, b, a, b].map((s) => s!.outbox.settle([], { now: t, limit: 15, leaseUntil: t + 60_000 })));
+    const ids = claims.flat().map((d) => d.id);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+
+    // Nothing is due while leased; once the lease has run out (the claimer died), another instance takes it over.
+    expect(await b!.outbox.settle([], { now: t + 1_000, limit: 100, leaseUntil: t + 61_000 })).toEqual([]);
+    const retaken = await b!.outbox.settle([], { now: t + 60_001, limit: 100, leaseUntil: t + 120_000 });
+    expect(retaken).toHaveLength(40);
+
+    // The late outcome of the first claim and the new claimer's outcome: the attempt is counted once.
+    const outcome = (d: (typeof retaken)[number]): AttemptRecord => ({
+      delivery_id: d.id,
+      webhook_id: d.webhook_id,
+      status: "delivered",
+      attempts: d.attempts + 1,
+      next_attempt_at: Date.now(),
+      http_status: 200,
+      error: null,
+      first_attempt: true,
+      gone: false,
+      now: now(),
+    });
+    await b!.outbox.settle(retaken.map(outcome), { now: Date.now(), limit: 0, leaseUntil: 0 });
+    await a!.outbox.settle(claims.flat().map(outcome), { now: Date.now(), limit: 0, leaseUntil: 0 });
+    const counted = await a!.webhooks.find(typeof hook === "string" ? 0 : hook.webhook.id);
+    expect(counted!.total_triggers).toBe(40);
+  });
+
+  it("shows another instance's knowledge and key changes within a second", async () => {
+    const [a, b] = await instances(2);
+    const { org, bot } = await tenant(a!);
+    const keysBefore = b!.changes.version("keys");
+    const before = await b!.knowledge.vectorState(bot.id);
+    expect(before.max_id).toBeNull();
+
+    await a!.knowledge.writeBatch({
+      chatbot_id: bot.id,
+      embedder: { spec: "hash", dimension: 2 },
+      now: now(),
+      documents: [
+        {
+          fields: { name: "Refunds", type: "file", source: "/refunds.md", url: null, content_hash: "h", chunk_count: 1, bytes: 10 },
+          chunks: [{ heading: "Refunds", content: "Ask for a refund of an invoice", vector: new Float32Array([1, 0]) }],
+        },
+      ],
+    });
+    const added = await b!.knowledge.vectorState(bot.id);
+    expect(added.max_id).not.toBeNull();
+    expect(await b!.knowledge.fullText(bot.id, ["refunds", "invoices"], 5)).toHaveLength(1);
+
+    const [doc] = await a!.knowledge.documents(bot.id);
+    await a!.knowledge.removeDocument(bot.id, doc!.id);
+    const removed = await b!.knowledge.vectorState(bot.id);
+    expect(removed.revision).not.toBe(added.revision);
+    expect(await b!.knowledge.fullText(bot.id, ["refunds"], 5)).toEqual([]);
+
+    const user = await a!.users.create({ organization_id: org.id, email: "o@acme.test", name: null, created_at: now() });
+    const key = await a!.keys.create({ owner: { id: typeof user === "string" ? 0 : user.id }, name: "k", prefix: "sk_live_x", key_hash: "hash", expires_at: null, attribution_ip: null, now: now() }, { max: 5, now: now() });
+    await a!.keys.disable(typeof key === "string" ? 0 : key.id);
+    await expect.poll(() => b!.changes.version("keys"), { timeout: 1_000, interval: 50 }).not.toBe(keysBefore);
+  });
+
+  it("answers full-text search for any visitor text without an error", async () => {
+    const [a] = await instances(1);
+    const { bot } = await tenant(a!);
+    for (const words of [['"'], ["-(", "))"], ["or", "and", "<->", "!"], ["a:*", "b&c|d"], ["\\", "'", "%_"]]) {
+      await expect(a!.knowledge.fullText(bot.id, words, 5)).resolves.toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,36 @@
+import type { TestProject } from "vitest/node";
+import { migratePostgres } from "../../src/storage/postgres/open.js";
+import pg from "pg";
+import { databaseUrl, testDatabaseUrl, withAdmin } from "./postgres.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The migrated database every test database of this run is cloned from. */
+    pgTemplate: string;
+  }
+}
+
+/**
+ * vitest global setup of the `postgres` project: one migrated template database
+ * per run, named for the run so parallel runs on one server do not collide;
+ * dropped with every clone left behind at the end.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const admin = testDatabaseUrl();
+  const template = `chatsvc_test_${process.pid}`;
+  const dropAll = () =>
+    withAdmin(admin, async (c) => {
+      const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2", [template, `${template}\\_%`]);
+      for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    });
+  await dropAll();
+  await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${template}"`));
+  const pool = new pg.Pool({ connectionString: databaseUrl(admin, template), max: 1 });
+  try {
+    await migratePostgres(pool);
+  } finally {
+    await pool.end();
+  }
+  project.provide("pgTemplate", template);
+  return dropAll;
+}
