@@ -127,10 +127,12 @@ CREATE TABLE "organizations" (
 	"created_at" text NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE "rate_limits" (
-	"key" varchar(255) PRIMARY KEY NOT NULL,
-	"points" integer DEFAULT 0 NOT NULL,
-	"expire" bigint
+CREATE TABLE "rate_buckets" (
+	"key" text PRIMARY KEY NOT NULL,
+	"tokens" double precision NOT NULL,
+	"updated_ms" double precision NOT NULL,
+	"full_ms" double precision NOT NULL,
+	"ok" boolean NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "revisions" (
@@ -211,5 +213,6 @@ CREATE UNIQUE INDEX "documents_chatbot_source_idx" ON "documents" USING btree ("
 CREATE INDEX "documents_chatbot_hash_idx" ON "documents" USING btree ("chatbot_id","content_hash");--> statement-breakpoint
 CREATE INDEX "leads_org_created_idx" ON "leads" USING btree ("organization_id","created_at");--> statement-breakpoint
 CREATE INDEX "messages_conversation_idx" ON "messages" USING btree ("conversation_id");--> statement-breakpoint
+CREATE INDEX "rate_buckets_full_idx" ON "rate_buckets" USING btree ("full_ms");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "webhooks_org_url_idx" ON "webhooks" USING btree ("organization_id","url");

@@ -186,6 +186,17 @@ describe("PostgreSQL shared by several instances", () => {
     await expect.poll(() => b!.changes.version("keys"), { timeout: 1_000, interval: 50 }).not.toBe(keysBefore);
   });
 
+  it("shares rate-limit buckets: a limit holds for the cluster, not once per instance", async () => {
+    const [a, b, c] = await instances(3);
+    const bucket = { capacity: 3, refillPerSecond: 3 / 60 };
+    const decisions = await Promise.all(Array.from({ length: 9 }, (_, i) => [a, b, c][i % 3]!.rateLimits.take("ip:192.0.2.1", bucket)));
+    expect(decisions.filter((d) => d.ok)).toHaveLength(3);
+    const refused = decisions.find((d) => !d.ok)!;
+    expect(refused).toMatchObject({ remaining: 0, retryAfterSeconds: 20 });
+    // Another key has its own bucket.
+    expect(await b!.rateLimits.take("ip:192.0.2.2", bucket)).toMatchObject({ ok: true, remaining: 2 });
+  });
+
   it("answers full-text search for any visitor text without an error", async () => {
     const [a] = await instances(1);
     const { bot } = await tenant(a!);

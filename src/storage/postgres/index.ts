@@ -1,4 +1,5 @@
 import type { Storage, StorageOptions } from "../../core/storage/index.js";
+import type { RateLimitStore } from "../../core/storage/rate-limits.js";
 import { createChangeFeed } from "./changes.js";
 import { createPgChatbotStore } from "./chatbots.js";
 import { run, statement } from "./client.js";
@@ -11,6 +12,7 @@ import { openPostgres, type OpenPostgresOptions, type PgDb } from "./open.js";
 import { createPgOrgStore } from "./orgs.js";
 import { createOutboxSignal, type OutboxSignal } from "./outbox-signal.js";
 import { createPgOutboxStore } from "./outbox.js";
+import { createPgRateLimitStore } from "./rate-limits.js";
 import { createPgSettingStore } from "./settings.js";
 import { createPgUserStore } from "./users.js";
 import { createPgWebhookStore } from "./webhooks.js";
@@ -21,6 +23,8 @@ export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
 export interface PostgresStorage extends Storage {
   readonly engine: "postgres";
   readonly db: PgDb;
+  /** Rate-limit buckets every instance shares. */
+  readonly rateLimits: RateLimitStore;
   /** Wake-ups when another instance queued webhook deliveries (a hint; workers poll anyway). */
   readonly outboxSignal: Pick<OutboxSignal, "watch">;
 }
@@ -52,12 +56,14 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
   const changes = createChangeFeed(pool, onError);
   const signal = createOutboxSignal(pool, url, onError);
   const queued = () => signal.queued();
+  const rateLimits = createPgRateLimitStore(pool);
   await changes.ready;
   let closed = false;
   return {
     engine: "postgres",
     db,
     outboxSignal: signal,
+    rateLimits,
     orgs: createPgOrgStore(pool),
     users: createPgUserStore(pool),
     keys: createPgKeyStore(pool),
@@ -78,6 +84,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
       if (closed) return;
       closed = true;
       changes.close();
+      rateLimits.close();
       await signal.close();
       await pool.end();
     },

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, customType, index, integer, pgTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/pg-core";
+import { bigint, boolean, customType, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 /*
  * The same tables as the SQLite schema, column for column, so both engines hand
@@ -291,9 +291,21 @@ export const settings = pgTable("settings", {
     .default(sql`to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`),
 });
 
-/** rate-limiter-flexible's PostgreSQL store: its own layout, created here so it never runs DDL itself. */
-export const rateLimits = pgTable("rate_limits", {
-  key: varchar("key", { length: 255 }).primaryKey(),
-  points: integer("points").notNull().default(0),
-  expire: bigint("expire", { mode: "number" }),
-});
+/**
+ * Token buckets of the API and widget rate limits, shared by every instance (see
+ * rate-limits.ts). Times are the database's clock in epoch milliseconds, so
+ * instances with drifting clocks still agree.
+ */
+export const rateBuckets = pgTable(
+  "rate_buckets",
+  {
+    key: text("key").primaryKey(),
+    tokens: doublePrecision("tokens").notNull(),
+    updatedMs: doublePrecision("updated_ms").notNull(),
+    /** When the bucket is full again: past that, the row says nothing a missing row would not. */
+    fullMs: doublePrecision("full_ms").notNull(),
+    /** Whether the last take was allowed: what the upsert answers. */
+    ok: boolean("ok").notNull(),
+  },
+  (t) => [index("rate_buckets_full_idx").on(t.fullMs)],
+);
