@@ -1,0 +1,30 @@
+import { join } from "node:path";
+import { inject } from "vitest";
+import { cloneTestDatabase, testDatabaseUrl } from "./postgres.js";
+
+/** The engine this test project runs on: `postgres` in the postgres project, else `sqlite`. */
+export const testEngine: "sqlite" | "postgres" = process.env.CHATSVC_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+
+export interface TestDatabase {
+  /** What to hand `createChatService` (and the CLI) to open it. */
+  options: { db: string; database?: string };
+  /** `--db` or `--database-url` with its value, for CLI runs. */
+  cliArgs: string[];
+  /** Drops a PostgreSQL database; a SQLite file goes with its temp dir. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database for one service: a SQLite file in `dir`, or in the `postgres`
+ * project a new PostgreSQL database cloned from the run's migrated template.
+ *
+ * @example
+ * const database = await testDatabase(dir);
+ * const service = await createChatService({ ...database.options });
+ */
+export async function testDatabase(dir: string): Promise<TestDatabase> {
+  const db = join(dir, "chatsvc.db");
+  if (testEngine === "sqlite") return { options: { db }, cliArgs: ["--db", db], drop: async () => {} };
+  const clone = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+  return { options: { db, database: clone.url }, cliArgs: ["--database-url", clone.url], drop: clone.drop };
+}
