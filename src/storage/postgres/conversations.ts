@@ -32,7 +32,6 @@ const byId = statement("conversations_by_id", `SELECT ${RECORD} FROM conversatio
 // conversation queue, so "ended" and "latest reply" checks hold until commit.
 const lock = statement("conversations_lock", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1 FOR UPDATE OF c`);
 const markEnded = statement("conversations_mark_ended", "UPDATE conversations SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL");
-const touch = statement("conversations_touch", "UPDATE conversations SET last_message_at = $2 WHERE id = $1");
 const countPage = statement("conversations_count_page", `SELECT count(*)::int AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`);
 const listPage = statement(
   "conversations_list_page",
@@ -49,25 +48,37 @@ const latestAssistant = statement(
 );
 const rate = statement("messages_rate", "UPDATE messages SET rating = $2 WHERE id = $1");
 const flagRegenerated = statement("messages_flag_regenerated", "UPDATE messages SET regenerated = true WHERE id = $1");
+const MESSAGE_VALUES = (n: number) => `($1, $${n}, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`;
+// Storing messages and moving `last_message_at` to the last one's time is one statement.
 const insertMessage = statement(
   "messages_insert",
-  `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${MESSAGE}`,
+  `WITH m AS (
+     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
+     VALUES ${MESSAGE_VALUES(2)} RETURNING ${MESSAGE}
+   ), t AS (UPDATE conversations SET last_message_at = $8 WHERE id = $1)
+   SELECT * FROM m`,
+);
+const insertTurn = statement(
+  "messages_insert_turn",
+  `WITH m AS (
+     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
+     VALUES ${MESSAGE_VALUES(2)}, ${MESSAGE_VALUES(9)} RETURNING ${MESSAGE}
+   ), t AS (UPDATE conversations SET last_message_at = $15 WHERE id = $1)
+   SELECT * FROM m ORDER BY id`,
 );
 
 const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
 
-const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) =>
-  (await one<MessageRecord>(tx, insertMessage, [
-    conversationId,
-    m.role,
-    m.content,
-    m.sources ?? "[]",
-    m.model ?? null,
-    m.response_ms ?? null,
-    m.cannot_answer ?? false,
-    m.created_at,
-  ]))!;
+const messageValues = (m: NewMessage) => [m.role, m.content, m.sources ?? "[]", m.model ?? null, m.response_ms ?? null, m.cannot_answer ?? false, m.created_at];
+
+/** Stores a message and moves the conversation's `last_message_at` to its time. */
+const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) => (await one<MessageRecord>(tx, insertMessage, [conversationId, ...messageValues(m)]))!;
+
+/** Stores the visitor's message and the reply, and moves `last_message_at` to the reply's time. */
+const storeTwo = async (tx: Queryable, conversationId: number, user: NewMessage, assistant: NewMessage) => {
+  const [u, a] = await all<MessageRecord>(tx, insertTurn, [conversationId, ...messageValues(user), ...messageValues(assistant)]);
+  return { user: u!, assistant: a! };
+};
 
 /** Locks the conversation and re-checks what the caller checked before its transaction. */
 async function recheck(tx: Queryable, ref: ConversationRef): Promise<ConversationRecord | TurnRefusal> {
@@ -182,9 +193,7 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
       queuedIfWritten(
         await write(pool, ref, async (tx, conversation) => {
           const credits = await charged(tx, turn.charge);
-          const user = await storeOne(tx, conversation.id, turn.user);
-          const assistant = await storeOne(tx, conversation.id, turn.assistant);
-          await run(tx, touch, [conversation.id, assistant.created_at]);
+          const { user, assistant } = await storeTwo(tx, conversation.id, turn.user, turn.assistant);
           const updated = { ...conversation, last_message_at: assistant.created_at };
           const recorded = await recordEvent(tx, encode, event({ conversation: updated, user }));
           return { result: { conversation: updated, user, assistant, credits }, events: [recorded] };
@@ -198,7 +207,6 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         const credits = await charged(tx, charge);
         await run(tx, flagRegenerated, [replaces]);
         const assistant = await storeOne(tx, conversation.id, reply);
-        await run(tx, touch, [conversation.id, assistant.created_at]);
         return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits };
       }),
 
@@ -206,7 +214,6 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
       queuedIfWritten(
         await write(pool, ref, async (tx, conversation) => {
           const stored = await storeOne(tx, conversation.id, message);
-          await run(tx, touch, [conversation.id, stored.created_at]);
           const updated = { ...conversation, last_message_at: stored.created_at };
           const events = event ? [await recordEvent(tx, encode, event({ conversation: updated, message: stored }))] : [];
           return { result: { conversation: updated, message: stored }, events };
