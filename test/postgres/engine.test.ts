@@ -152,6 +152,19 @@ describe("PostgreSQL shared by several instances", () => {
     expect(counted!.total_triggers).toBe(40);
   });
 
+  it("wakes other instances' webhook workers once per burst, not once per event", async () => {
+    const [a, b] = await instances(2);
+    const { org, bot } = await tenant(a!);
+    await a!.webhooks.register({ organization_id: org.id, url: "http://127.0.0.1:9/hook", events: ["conversation_started"], name: null, default_name: "hook", secret: "whsec_x", now: now() });
+    let wakes = 0;
+    b!.outboxSignal.watch(() => wakes++);
+    await expect.poll(() => wakes, { timeout: 2_000 }).toBe(1); // the wake-up every new listener gets
+    await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot.id, `n${i}`)));
+    await expect.poll(() => wakes, { timeout: 1_000, interval: 20 }).toBeGreaterThan(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(wakes).toBeLessThanOrEqual(4);
+  });
+
   it("shows another instance's knowledge and key changes within a second", async () => {
     const [a, b] = await instances(2);
     const { org, bot } = await tenant(a!);
