@@ -2,6 +2,6 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./src/core/db/schema.ts",
-  out: "./drizzle",
+  schema: "./src/storage/sqlite/schema.ts",
+  out: "./drizzle/sqlite",
 });

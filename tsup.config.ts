@@ -7,7 +7,7 @@ export default defineConfig({
     cli: "src/cli.ts",
     client: "src/client/index.ts",
     // Its own file: the renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
-    "render-worker": "src/core/render-worker.ts",
+    "render-worker": "src/render/render-worker.ts",
   },
   format: ["esm"],
   target: "node20",

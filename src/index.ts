@@ -1,5 +1,5 @@
 export { createChatService, type ChatService } from "./service.js";
-export type { ChatServiceOptions, ResolvedConfig, BrandingOptions, WebhookOptions, RetrievalOptions, ChunkingOptions, WidgetOptions, RateLimitOptions, LogLevel } from "./config.js";
+export type { ChatServiceOptions, ResolvedConfig, BrandingOptions, WebhookOptions, RetrievalOptions, ChunkingOptions, WidgetOptions, RateLimitOptions, LogLevel } from "./core/config.js";
 export { ChatsvcError, type FieldErrors } from "./core/errors.js";
 export { ModelError, isModelError, MODEL_FAILED_MESSAGE, type ModelFailureKind } from "./models/errors.js";
 export type { ChatModel, ChatRequest, ChatResult, PromptMessage } from "./models/types.js";
@@ -20,12 +20,12 @@ export type {
   Conversations,
 } from "./core/conversations.js";
 export type { Message, Source } from "./core/messages.js";
-export type { Chat, ChatReply, ReplyData, CreditMeta, AnswerOptions, PendingReply, SendMessageInput, RateInput, PostMessageInput } from "./core/chat.js";
+export type { Chat, ChatReply, ReplyData, CreditMeta, AnswerOptions, PendingReply, SendMessageInput, RateInput, PostMessageInput, EventAction } from "./chat/chat.js";
 export type { Lead, LeadDetail, LeadInput, LeadUpdateInput, CapturedLead, Leads } from "./core/leads.js";
 export { CREDIT_LIMIT_MESSAGE, type CreditStatus, type Credits } from "./core/credits.js";
 export type { Page, PageMeta, PageLinks, PageQuery } from "./core/pagination.js";
 export type { Health } from "./core/health.js";
-export type { BootstrapOptions, BootstrapResult, BootstrapKnowledge } from "./core/bootstrap.js";
+export type { BootstrapOptions, BootstrapResult, BootstrapKnowledge } from "./bootstrap.js";
 export type {
   Knowledge,
   KnowledgeDocument,
@@ -40,7 +40,6 @@ export {
   EVENT_NAMES,
   type EventName,
   type EventListener,
-  type EventAction,
   type DomainEvent,
   type EventPayloads,
   type LeadPayload,

@@ -1,24 +1,25 @@
-import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./config.js";
-import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./core/bootstrap.js";
+import { randomBytes } from "node:crypto";
+import { createChat, type Chat } from "./chat/chat.js";
+import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
-import { createChat, type Chat } from "./core/chat.js";
+import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./core/config.js";
 import { createConversations, type Conversations } from "./core/conversations.js";
 import { createCredits, type Credits } from "./core/credits.js";
-import { createLeads, type Leads } from "./core/leads.js";
-import { createMessages } from "./core/messages.js";
-import { createRenderer } from "./core/render.js";
-import { openDatabase, type Db } from "./core/db/open.js";
-import { createWriteProbe } from "./core/db/write-probe.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
 import { createHealthCheck, type Health } from "./core/health.js";
 import { createKeys, type Keys } from "./core/keys.js";
+import { createLeads, type Leads } from "./core/leads.js";
+import { createMessages } from "./core/messages.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
+import type { ExposedFile, Storage, StorageOptions } from "./core/storage/index.js";
 import { createUsers, type Users } from "./core/users.js";
 import { createKnowledge } from "./knowledge/index.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
-import { createWebhookRuntime, type WebhookRegistry } from "./webhooks/index.js";
+import { createRenderer } from "./render/render.js";
+import { openSqliteStorage } from "./storage/sqlite/index.js";
+import { createWebhookRuntime, encodeWebhookEvent, type WebhookRegistry } from "./webhooks/index.js";
 
 /**
  * A running chatsvc: the database and every part built on it. Create it with
@@ -43,14 +44,22 @@ export interface ChatService {
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
   /** The `branding` object for an organisation's chatbots. */
-  branding(organizationId: number): Branding;
+  branding(organizationId: number): Promise<Branding>;
   /** True when the database has no organisation yet (first run). */
-  isEmpty(): boolean;
+  isEmpty(): Promise<boolean>;
   /**
    * Whether this instance can serve: open, and its database takes writes (a small
    * write, probed at most once a second; calls in between answer from the last probe).
    */
-  health(): Health;
+  health(): Promise<Health>;
+  /** Database files that group or others may read or write (SQLite), for operators to fix. */
+  exposedFiles(): ExposedFile[];
+  /**
+   * A random 32-byte secret of this install named `name` (e.g. the widget's
+   * token signing key), created on first use. Kept in the database, so it
+   * survives restarts and every process or instance sharing the database agrees on it.
+   */
+  installSecret(name: string): Promise<Buffer>;
   /** First-run setup: an organisation, its owner, the `demo` chatbot and one API key. */
   bootstrap(options?: BootstrapOptions): Promise<BootstrapResult>;
   /** Listen to domain events after they are committed. Returns an unsubscribe function. */
@@ -61,14 +70,14 @@ export interface ChatService {
 
 /** Internals shared by the service's parts; not part of the public API. */
 export interface ServiceInternals {
-  db: Db;
+  storage: Storage;
   events: EventBus;
   models: Models;
 }
 
 const internals = new WeakMap<ChatService, ServiceInternals>();
 
-/** For chatsvc's own modules (tests, benchmarks) that need the database handle. */
+/** For chatsvc's own modules (tests, benchmarks) that need the storage. */
 export function internalsOf(service: ChatService): ServiceInternals {
   const found = internals.get(service);
   if (!found) throw new Error("chatsvc: not a service created by createChatService()");
@@ -76,42 +85,47 @@ export function internalsOf(service: ChatService): ServiceInternals {
 }
 
 /**
+ * Opens the configured database. The engine is chosen here and nowhere else:
+ * a `database: "postgres://…"` URL will select the PostgreSQL engine
+ * (src/storage/postgres, loaded on demand); anything else is a SQLite file.
+ */
+async function openStorage(config: ResolvedConfig, options: StorageOptions): Promise<Storage> {
+  return openSqliteStorage(config.db, options);
+}
+
+/**
  * Opens (or creates) a chatsvc database and returns the service.
  *
  * @example
- * const service = createChatService({ db: "./data/chatsvc.db" });
- * const bots = service.chatbots.list();
+ * const service = await createChatService({ db: "./data/chatsvc.db" });
+ * const bots = await service.chatbots.list();
  * await service.close();
  */
-export function createChatService(options: ChatServiceOptions = {}): ChatService {
+export async function createChatService(options: ChatServiceOptions = {}): Promise<ChatService> {
   const config = resolveConfig(options);
-  const db = openDatabase(config.db, { busyTimeoutMs: config.busyTimeoutMs });
-  const sqlite = db.$client;
+  const storage = await openStorage(config, { encodeEvent: encodeWebhookEvent, busyTimeoutMs: config.busyTimeoutMs });
   const events = createEventBus();
-  const orgs = createOrgs(db, config);
-  const users = createUsers(db);
-  const keys = createKeys(db);
+  const orgs = createOrgs(storage.orgs, config);
+  const users = createUsers(storage.users);
+  const keys = createKeys(storage.keys, storage.changes);
 
-  const brandRemovalOf = sqlite.prepare<[number], { brand_removal: number }>("SELECT brand_removal FROM organizations WHERE id = ?");
-  const branding = (organizationId: number): Branding => ({
-    required: !(brandRemovalOf.get(organizationId)?.brand_removal === 1),
+  const branding = async (organizationId: number): Promise<Branding> => ({
+    required: !(await storage.orgs.brandRemoval(organizationId)),
     text: config.branding.text,
     url: config.branding.url,
     icon_url: config.branding.iconUrl,
   });
-  // The knowledge base needs chatbots to resolve slugs and chatbots ask it whether a bot has knowledge.
-  let knowledge: Knowledge | undefined;
-  const chatbots = createChatbots(db, { branding, hasKnowledge: (id) => knowledge!.hasKnowledge(id) });
-  knowledge = createKnowledge(db, config, chatbots);
+  const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id) });
+  const knowledge = createKnowledge(storage.knowledge, storage.changes, config, chatbots);
   const models = createModels(config);
-  const webhooks = createWebhookRuntime(db, events, config);
-  const messages = createMessages(db, config, branding);
-  const conversations = createConversations(db, { chatbots, messages, events });
-  const credits = createCredits(db);
-  const leads = createLeads(db, { chatbots, conversations, messages, events });
+  const webhooks = createWebhookRuntime(storage, events, config);
+  const messages = createMessages(storage.conversations, config, branding);
+  const conversations = createConversations(storage.conversations, { chatbots, messages, events });
+  const credits = createCredits(storage.credits);
+  const leads = createLeads(storage.leads, { chatbots, conversations, messages, events });
   const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
-  const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
-  const health = createHealthCheck(createWriteProbe(sqlite));
+  const chat = createChat({ config, store: storage.conversations, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const health = createHealthCheck(() => storage.probeWrite());
 
   let closed = false;
   const service: ChatService = {
@@ -127,8 +141,10 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     leads,
     credits,
     branding,
-    isEmpty: () => sqlite.prepare("SELECT 1 FROM organizations LIMIT 1").get() === undefined,
-    health: () => (closed ? { ok: false, reason: "The service is closed" } : health()),
+    isEmpty: async () => !(await storage.orgs.any()),
+    health: async () => (closed ? { ok: false, reason: "The service is closed" } : health()),
+    exposedFiles: () => storage.exposedFiles(),
+    installSecret: async (name) => Buffer.from(await storage.settings.putIfAbsent(name, randomBytes(32).toString("base64")), "base64"),
     bootstrap: (opts) => bootstrap(service, opts),
     on: (name, listener) => events.on(name, listener),
     async close() {
@@ -136,11 +152,10 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
       closed = true;
       await webhooks.close();
       await renderer.close();
-      keys.flush();
-      knowledge.close();
-      sqlite.close();
+      await keys.flush();
+      await storage.close();
     },
   };
-  internals.set(service, { db, events, models });
+  internals.set(service, { storage, events, models });
   return service;
 }

@@ -5,7 +5,7 @@ import { BENCH_DIR, CACHE_DIR, ROOT_DIR } from "./paths.mjs";
 import { runJsonWorker } from "./proc.mjs";
 
 // What decides the stored bytes of a knowledge base: a change here rebuilds the cached databases.
-const STORAGE_SOURCES = ["src/knowledge", "src/core/db", "drizzle", "src/config.ts", "bench/lib/dataset.mjs", "bench/workers/build-kb.mjs"];
+const STORAGE_SOURCES = ["src/knowledge", "src/storage/sqlite", "drizzle", "src/core/config.ts", "bench/lib/dataset.mjs", "bench/workers/build-kb.mjs"];
 
 function filesUnder(path) {
   const full = join(ROOT_DIR, path);

@@ -8,9 +8,9 @@ import { createCorpus } from "../lib/dataset.mjs";
 const [db, chunksArg, seedArg, metaOut] = process.argv.slice(2);
 const target = Number(chunksArg);
 const { createChatService } = await import(join(BENCH_DIST, "index.js"));
-const service = createChatService({ db, env: {}, creditsMonthly: 1_000_000_000 });
+const service = await createChatService({ db, env: {}, creditsMonthly: 1_000_000_000 });
 const { organization, key } = await service.bootstrap({ organizationName: "Bench", email: "bench@example.com" });
-service.chatbots.create({ organization_id: organization.id, slug: "kb", name: "Bench knowledge base" });
+await service.chatbots.create({ organization_id: organization.id, slug: "kb", name: "Bench knowledge base" });
 
 const corpus = createCorpus(Number(seedArg));
 const started = performance.now();

@@ -5,9 +5,9 @@ import { BENCH_DIST } from "../lib/build.mjs";
 
 const [db, folder] = process.argv.slice(2);
 const { createChatService } = await import(join(BENCH_DIST, "index.js"));
-const service = createChatService({ db, env: {} });
+const service = await createChatService({ db, env: {} });
 const { organization } = await service.bootstrap({ organizationName: "Bench" });
-service.chatbots.create({ organization_id: organization.id, slug: "ingest", name: "Ingest" });
+await service.chatbots.create({ organization_id: organization.id, slug: "ingest", name: "Ingest" });
 const rssBefore = process.memoryUsage().rss / 1048576;
 const started = performance.now();
 const report = await service.knowledge.ingest("ingest", [folder]);

@@ -13,9 +13,9 @@ import { summarize, timeCalls } from "../lib/stats.mjs";
 const K = 8;
 const opts = JSON.parse(process.argv[2]);
 const { createChatService } = await import(join(BENCH_DIST, "index.js"));
-const { hashEmbed, embeddingText, ftsQuery } = await import(join(BENCH_DIST, "bench-internals.js"));
+const { hashEmbed, embeddingText, ftsQuery, ftsWords } = await import(join(BENCH_DIST, "bench-internals.js"));
 
-const service = createChatService({ db: opts.db, env: {} });
+const service = await createChatService({ db: opts.db, env: {} });
 const sqlite = new Database(opts.db, { readonly: true });
 sqlite.pragma("mmap_size = 1073741824");
 sqliteVec.load(sqlite);
@@ -82,7 +82,7 @@ function exactTopK(q, k = K) {
 const corpus = createCorpus(opts.seed);
 const queries = createQueries(corpus, { seed: opts.seed, count: opts.queries, documents: opts.documents });
 const typos = createTypoQueries(corpus, { seed: opts.seed, count: opts.recallQueries, documents: opts.documents });
-const search = (q, extra = {}) => service.knowledge.search(opts.slug, q, { k: K, ...extra });
+const search = async (q, extra = {}) => await service.knowledge.search(opts.slug, q, { k: K, ...extra });
 
 const out = { chunks: n, dimension: dim, vectorsFrom: useStored ? "chunk_vectors (checked)" : "hash embedder", vectorsMs: Math.round(embedMs), queries: queries.length };
 
@@ -109,7 +109,7 @@ out.embedQuery = summarize(await timeCalls((i) => hashEmbed(queries[i % queries.
 out.scan = summarize(await timeCalls((i) => exactTopK(qv[i % qv.length]), { count: baselineCount, warmup: 3 }));
 
 const fts = sqlite.prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT 32");
-const matches = queries.map((q) => ftsQuery(q)).filter(Boolean);
+const matches = queries.map((q) => ftsQuery(ftsWords(q))).filter(Boolean);
 out.fts = summarize(await timeCalls((i) => fts.all(matches[i % matches.length]), { count: Math.min(matches.length, baselineCount) }));
 out.ftsTerms = matches.reduce((a, m) => a + m.split(" OR ").length, 0) / (matches.length || 1);
 

@@ -6,8 +6,8 @@ import { createChatService } from "chatsvc";
 import { createApiApp } from "chatsvc/h3";
 
 const PREFIX = "/api/v1";
-const service = createChatService({ db: process.env.CHATSVC_DB ?? "./.chatsvc/chatsvc.db" });
-if (service.isEmpty()) {
+const service = await createChatService({ db: process.env.CHATSVC_DB ?? "./.chatsvc/chatsvc.db" });
+if (await service.isEmpty()) {
   const { key } = await service.bootstrap();
   console.log(`First run: created the "demo" chatbot and an API key, shown only now:\n  ${key.key}`);
 }

@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import { createChatService } from "chatsvc";
 
 const [slug = "demo", ...inputs] = process.argv.slice(2);
-const service = createChatService({ db: process.env.CHATSVC_DB ?? "./.chatsvc/chatsvc.db" });
+const service = await createChatService({ db: process.env.CHATSVC_DB ?? "./.chatsvc/chatsvc.db" });
 try {
-  if (service.isEmpty()) {
+  if (await service.isEmpty()) {
     const { key } = await service.bootstrap();
     console.log(`First run: created the "demo" chatbot and an API key, shown only now:\n  ${key.key}`);
   }

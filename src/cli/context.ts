@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ChatServiceOptions } from "../config.js";
+import type { ChatServiceOptions } from "../core/config.js";
 import type { ChatService } from "../service.js";
 
 /**
@@ -10,7 +10,7 @@ export async function withService<T>(command: Command, run: (service: ChatServic
   const { db } = command.optsWithGlobals<{ db?: string }>();
   // Loaded on use, so `chatsvc --help` does not pay for SQLite, drizzle and h3.
   const { createChatService } = await import("../service.js");
-  const service = createChatService({ ...options, ...(db && { db }) });
+  const service = await createChatService({ ...options, ...(db && { db }) });
   try {
     return await run(service);
   } finally {

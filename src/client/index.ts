@@ -1,5 +1,5 @@
 import { createFetch, type FetchResponse } from "ofetch";
-import type { CreditMeta, PostMessageInput, ReplyData } from "../core/chat.js";
+import type { CreditMeta, PostMessageInput, ReplyData } from "../chat/chat.js";
 import type { ChatbotDetail, ChatbotListItem } from "../core/chatbots.js";
 import type {
   ConversationDetail,
@@ -14,8 +14,8 @@ import { ChatsvcError } from "../core/errors.js";
 import type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
 import type { Message } from "../core/messages.js";
 import type { PageQuery } from "../core/pagination.js";
-import type { AccountInfo } from "../core/schemas/account.js";
-import type { ListedWebhook, RegisteredWebhookData } from "../core/schemas/webhooks.js";
+import type { AccountInfo } from "../http/schemas/account.js";
+import type { ListedWebhook, RegisteredWebhookData } from "../http/schemas/webhooks.js";
 import type { RegisterWebhookInput } from "../webhooks/registry.js";
 import { readServerSentEvents } from "./sse.js";
 import type { Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
@@ -26,7 +26,7 @@ export { readServerSentEvents, type ServerSentEvent } from "./sse.js";
 export type { AccountInfo, ListedWebhook, RegisteredWebhookData };
 export type { ChatbotDetail, ChatbotListItem, Appearance } from "../core/chatbots.js";
 export type { Branding } from "../core/branding.js";
-export type { CreditMeta, PostMessageInput, RateInput, ReplyData } from "../core/chat.js";
+export type { CreditMeta, PostMessageInput, RateInput, ReplyData } from "../chat/chat.js";
 export type {
   ConversationDetail,
   ConversationHistory,
@@ -39,7 +39,8 @@ export type {
 export type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
 export type { Message, Source } from "../core/messages.js";
 export type { PageLinks, PageMeta, PageQuery } from "../core/pagination.js";
-export type { AgentRef, EventAction, EventName } from "../core/events.js";
+export type { AgentRef, EventName } from "../core/events.js";
+export type { EventAction } from "../chat/chat.js";
 export type { RegisterWebhookInput } from "../webhooks/registry.js";
 
 export interface ClientOptions {

@@ -1,4 +1,4 @@
-import type { CreditMeta, ReplyData } from "../core/chat.js";
+import type { CreditMeta, ReplyData } from "../chat/chat.js";
 import type { PageLinks, PageMeta } from "../core/pagination.js";
 
 /** A successful answer: the envelope with its `data`. */

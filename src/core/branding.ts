@@ -1,4 +1,4 @@
-import type { BrandingOptions } from "../config.js";
+import type { BrandingOptions } from "./config.js";
 
 /** The `branding` object of a chatbot's configuration. */
 export interface Branding {

@@ -1,9 +1,7 @@
-import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Branding } from "./branding.js";
 import { nowIso } from "./clock.js";
-import type { Db } from "./db/open.js";
-import { chatbots, organizations } from "./db/schema.js";
+import type { ChatbotPatch, ChatbotRecord, ChatbotStore } from "./storage/index.js";
 import { ChatsvcError } from "./errors.js";
 import { id, oneOf, parse, text } from "./validation.js";
 
@@ -148,29 +146,27 @@ const updateSchema = z.object(configShape).partial();
 export type CreateChatbotInput = z.input<typeof createSchema>;
 export type UpdateChatbotInput = z.input<typeof updateSchema>;
 
-type Row = typeof chatbots.$inferSelect;
-
 /** Parses the JSON columns, tolerating (and repairing on read) anything that is not the shape we write. */
-function toChatbot(row: Row): Chatbot {
+function toChatbot(row: ChatbotRecord): Chatbot {
   const appearance = { ...DEFAULT_APPEARANCE, ...safeJson<Partial<Appearance>>(row.appearance, {}) };
   return {
     id: row.id,
-    organization_id: row.organizationId,
+    organization_id: row.organization_id,
     slug: row.slug,
     name: row.name,
     description: row.description,
     language: row.language,
-    is_active: row.isActive,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    display_name: row.displayName ?? row.name,
-    greeting_message: row.greetingMessage,
-    fallback_message: row.fallbackMessage,
-    placeholder_text: row.placeholderText,
+    is_active: row.is_active,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    display_name: row.display_name ?? row.name,
+    greeting_message: row.greeting_message,
+    fallback_message: row.fallback_message,
+    placeholder_text: row.placeholder_text,
     appearance,
     model: row.model,
     instructions: row.instructions,
-    allowed_origins: safeJson<string[]>(row.allowedOrigins, []),
+    allowed_origins: safeJson<string[]>(row.allowed_origins, []),
   };
 }
 
@@ -197,146 +193,119 @@ export function toListItem(bot: Chatbot): ChatbotListItem {
 export type Chatbots = ReturnType<typeof createChatbots>;
 
 export interface ChatbotsDeps {
-  /** Whether the chatbot has knowledge chunks (owned by the knowledge module). */
-  hasKnowledge(chatbotId: number): boolean;
-  branding(organizationId: number): Branding;
+  /** Whether the chatbot has knowledge chunks (owned by the knowledge store). */
+  hasKnowledge(chatbotId: number): Promise<boolean>;
+  branding(organizationId: number): Promise<Branding>;
 }
 
-export function createChatbots(db: Db, deps: ChatbotsDeps) {
-  // Every chatbot endpoint resolves a slug: prepared once, raw (drizzle's row mapping cost more than the query).
-  const bySlug = db.$client.prepare<[string], Omit<Row, "isActive"> & { isActive: number }>(
-    `SELECT id, organization_id AS organizationId, slug, name, display_name AS displayName, description, language,
-            is_active AS isActive, greeting_message AS greetingMessage, fallback_message AS fallbackMessage,
-            placeholder_text AS placeholderText, appearance, model, instructions, allowed_origins AS allowedOrigins,
-            created_at AS createdAt, updated_at AS updatedAt
-       FROM chatbots WHERE slug = ?`,
-  );
-
-  const find = (slug: string): Chatbot | undefined => {
-    const row = bySlug.get(slug);
-    return row && toChatbot({ ...row, isActive: row.isActive !== 0 });
+export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
+  const find = async (slug: string): Promise<Chatbot | undefined> => {
+    const row = await store.findBySlug(slug);
+    return row && toChatbot(row);
   };
 
-  const detail = (bot: Chatbot): ChatbotDetail => ({
-    ...toListItem(bot),
-    display_name: bot.display_name,
-    greeting_message: bot.greeting_message,
-    fallback_message: bot.fallback_message,
-    placeholder_text: bot.placeholder_text,
-    has_knowledge_base: deps.hasKnowledge(bot.id),
-    appearance: bot.appearance,
-    branding: deps.branding(bot.organization_id),
-  });
+  const detail = async (bot: Chatbot): Promise<ChatbotDetail> => {
+    const [hasKnowledge, branding] = await Promise.all([deps.hasKnowledge(bot.id), deps.branding(bot.organization_id)]);
+    return {
+      ...toListItem(bot),
+      display_name: bot.display_name,
+      greeting_message: bot.greeting_message,
+      fallback_message: bot.fallback_message,
+      placeholder_text: bot.placeholder_text,
+      has_knowledge_base: hasKnowledge,
+      appearance: bot.appearance,
+      branding,
+    };
+  };
+
+  /**
+   * The chatbot a caller of the given organisation addresses by slug. Unknown
+   * slugs and other organisations' slugs are the same 403, so slugs of other
+   * tenants cannot be probed.
+   */
+  const resolve = async (organizationId: number, slug: string): Promise<Chatbot> => {
+    const bot = await find(slug);
+    if (!bot || bot.organization_id !== organizationId) throw ChatsvcError.forbidden("Chatbot not found or access denied");
+    return bot;
+  };
 
   return {
-    create(input: CreateChatbotInput): Chatbot {
+    async create(input: CreateChatbotInput): Promise<Chatbot> {
       const data = parse(createSchema, input);
       const now = nowIso();
-      return db.transaction(
-        (tx) => {
-          if (!tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organization_id)).get()) {
-            throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
-          }
-          if (tx.select({ id: chatbots.id }).from(chatbots).where(eq(chatbots.slug, data.slug)).get()) {
-            throw ChatsvcError.validation({ slug: ["The slug has already been taken."] });
-          }
-          const row = tx
-            .insert(chatbots)
-            .values({
-              organizationId: data.organization_id,
-              slug: data.slug,
-              name: data.name.trim(),
-              displayName: data.display_name ?? null,
-              description: data.description ?? "",
-              language: data.language ?? "en",
-              isActive: data.is_active ?? true,
-              greetingMessage: data.greeting_message ?? DEFAULT_MESSAGES.greeting_message,
-              fallbackMessage: data.fallback_message ?? DEFAULT_MESSAGES.fallback_message,
-              placeholderText: data.placeholder_text ?? DEFAULT_MESSAGES.placeholder_text,
-              appearance: JSON.stringify({ ...DEFAULT_APPEARANCE, ...data.appearance }),
-              model: data.model ?? null,
-              instructions: data.instructions ?? "",
-              allowedOrigins: JSON.stringify(data.allowed_origins ?? []),
-              createdAt: now,
-              updatedAt: now,
-            })
-            .returning()
-            .get();
-          return toChatbot(row);
-        },
-        { behavior: "immediate" },
-      );
+      const created = await store.create({
+        organization_id: data.organization_id,
+        slug: data.slug,
+        name: data.name.trim(),
+        display_name: data.display_name ?? null,
+        description: data.description ?? "",
+        language: data.language ?? "en",
+        is_active: data.is_active ?? true,
+        greeting_message: data.greeting_message ?? DEFAULT_MESSAGES.greeting_message,
+        fallback_message: data.fallback_message ?? DEFAULT_MESSAGES.fallback_message,
+        placeholder_text: data.placeholder_text ?? DEFAULT_MESSAGES.placeholder_text,
+        appearance: JSON.stringify({ ...DEFAULT_APPEARANCE, ...data.appearance }),
+        model: data.model ?? null,
+        instructions: data.instructions ?? "",
+        allowed_origins: JSON.stringify(data.allowed_origins ?? []),
+        created_at: now,
+        updated_at: now,
+      });
+      if (created === "no-organization") throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
+      if (created === "slug-taken") throw ChatsvcError.validation({ slug: ["The slug has already been taken."] });
+      return toChatbot(created);
     },
 
-    update(slug: string, input: UpdateChatbotInput): Chatbot {
+    async update(slug: string, input: UpdateChatbotInput): Promise<Chatbot> {
       const data = parse(updateSchema, input);
-      return db.transaction(
-        (tx) => {
-          const current = tx.select().from(chatbots).where(eq(chatbots.slug, slug)).get();
-          if (!current) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
-          const patch: Partial<Row> = { updatedAt: nowIso() };
-          if (data.name !== undefined) patch.name = data.name.trim();
-          if (data.display_name !== undefined) patch.displayName = data.display_name;
-          if (data.description !== undefined) patch.description = data.description;
-          if (data.language !== undefined) patch.language = data.language;
-          if (data.is_active !== undefined) patch.isActive = data.is_active;
-          if (data.greeting_message !== undefined) patch.greetingMessage = data.greeting_message;
-          if (data.fallback_message !== undefined) patch.fallbackMessage = data.fallback_message;
-          if (data.placeholder_text !== undefined) patch.placeholderText = data.placeholder_text;
-          if (data.appearance !== undefined) patch.appearance = JSON.stringify({ ...toChatbot(current).appearance, ...data.appearance });
-          if (data.model !== undefined) patch.model = data.model;
-          if (data.instructions !== undefined) patch.instructions = data.instructions;
-          if (data.allowed_origins !== undefined) patch.allowedOrigins = JSON.stringify(data.allowed_origins.map((o) => o.replace(/\/$/, "")));
-          return toChatbot(tx.update(chatbots).set(patch).where(eq(chatbots.id, current.id)).returning().get()!);
-        },
-        { behavior: "immediate" },
-      );
+      const updatedAt = nowIso();
+      const row = await store.update(slug, (current) => {
+        const patch: ChatbotPatch = { updated_at: updatedAt };
+        if (data.name !== undefined) patch.name = data.name.trim();
+        if (data.display_name !== undefined) patch.display_name = data.display_name;
+        if (data.description !== undefined) patch.description = data.description;
+        if (data.language !== undefined) patch.language = data.language;
+        if (data.is_active !== undefined) patch.is_active = data.is_active;
+        if (data.greeting_message !== undefined) patch.greeting_message = data.greeting_message;
+        if (data.fallback_message !== undefined) patch.fallback_message = data.fallback_message;
+        if (data.placeholder_text !== undefined) patch.placeholder_text = data.placeholder_text;
+        if (data.appearance !== undefined) patch.appearance = JSON.stringify({ ...toChatbot(current).appearance, ...data.appearance });
+        if (data.model !== undefined) patch.model = data.model;
+        if (data.instructions !== undefined) patch.instructions = data.instructions;
+        if (data.allowed_origins !== undefined) patch.allowed_origins = JSON.stringify(data.allowed_origins.map((o) => o.replace(/\/$/, "")));
+        return patch;
+      });
+      if (!row) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
+      return toChatbot(row);
     },
 
     /** Deletes a chatbot with its conversations, leads and knowledge. */
-    delete(slug: string): void {
-      const deleted = db.delete(chatbots).where(eq(chatbots.slug, slug)).returning({ id: chatbots.id }).get();
-      if (!deleted) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
+    async delete(slug: string): Promise<void> {
+      if (!(await store.delete(slug))) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
     },
 
     find,
 
-    get(slug: string): Chatbot {
-      const bot = find(slug);
+    async get(slug: string): Promise<Chatbot> {
+      const bot = await find(slug);
       if (!bot) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
       return bot;
     },
 
-    list(organizationId?: number): Chatbot[] {
-      const q = db.select().from(chatbots);
-      return (organizationId === undefined ? q : q.where(eq(chatbots.organizationId, organizationId))).orderBy(asc(chatbots.id)).all().map(toChatbot);
+    async list(organizationId?: number): Promise<Chatbot[]> {
+      return (await store.list(organizationId)).map(toChatbot);
     },
 
     /** Active chatbots of an organisation, as `GET /chatbots` lists them. */
-    listActive(organizationId: number): ChatbotListItem[] {
-      return db
-        .select()
-        .from(chatbots)
-        .where(and(eq(chatbots.organizationId, organizationId), eq(chatbots.isActive, true)))
-        .orderBy(asc(chatbots.id))
-        .all()
-        .map((row) => toListItem(toChatbot(row)));
+    async listActive(organizationId: number): Promise<ChatbotListItem[]> {
+      return (await store.listActive(organizationId)).map((row) => toListItem(toChatbot(row)));
     },
 
-    /**
-     * The chatbot a caller of the given organisation addresses by slug. Unknown
-     * slugs and other organisations' slugs are the same 403, so slugs of other
-     * tenants cannot be probed.
-     */
-    resolve(organizationId: number, slug: string): Chatbot {
-      const bot = find(slug);
-      if (!bot || bot.organization_id !== organizationId) throw ChatsvcError.forbidden("Chatbot not found or access denied");
-      return bot;
-    },
+    resolve,
 
     /** Like {@link resolve}, and refuses an inactive chatbot (403). */
-    resolveActive(organizationId: number, slug: string): Chatbot {
-      const bot = this.resolve(organizationId, slug);
+    async resolveActive(organizationId: number, slug: string): Promise<Chatbot> {
+      const bot = await resolve(organizationId, slug);
       if (!bot.is_active) throw ChatsvcError.forbidden("Chatbot is not active");
       return bot;
     },

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Chatbot, Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
-import type { Db } from "./db/open.js";
 import { ChatsvcError } from "./errors.js";
 import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus } from "./events.js";
 import type { Message, Messages } from "./messages.js";
-import { checkRange, pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
+import { checkRange, DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import type { ConversationRecord as StoredConversation, ConversationStore, EndedRecord, ListFilter } from "./storage/index.js";
 import { body, containsNul, email, noNul, oneOf, parse, text } from "./validation.js";
 
 /**
@@ -84,26 +84,7 @@ export interface ConversationListQuery extends PageQuery {
 }
 
 /** A stored conversation with the chatbot facts every payload needs. */
-export interface ConversationRow {
-  id: number;
-  chatbot_id: number;
-  session_id: string;
-  visitor_id: string | null;
-  visitor_name: string | null;
-  visitor_email: string | null;
-  visitor_phone: string | null;
-  metadata: string;
-  source: string;
-  source_url: string | null;
-  ip: string | null;
-  country: string | null;
-  started_at: string;
-  last_message_at: string;
-  ended_at: string | null;
-  organization_id: number;
-  agent_name: string;
-  agent_slug: string;
-}
+export type ConversationRow = StoredConversation;
 
 const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -130,9 +111,6 @@ export const listSchema = z.object(
   { ...pageQueryShape, status: oneOf("status", ["active", "ended"]).optional() },
   { error: "The query must be an object." },
 );
-
-const SELECT = `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug
-  FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id`;
 
 export const agentOf = (row: Pick<ConversationRow, "chatbot_id" | "agent_name" | "agent_slug">): AgentRef => ({
   id: row.chatbot_id,
@@ -163,148 +141,106 @@ export interface ConversationsDeps {
   events: EventBus;
 }
 
+const toRecord = (row: ConversationRow, messageCount: number): ConversationRecord => ({
+  ...toConversationPayload(row),
+  visitor_id: row.visitor_id,
+  is_ended: row.ended_at !== null,
+  ended_at: row.ended_at,
+  last_message_at: row.last_message_at,
+  message_count: messageCount,
+});
+
+const toEnded = ({ conversation: row, message_count }: Omit<EndedRecord, "closed_here">): EndedConversation => ({
+  message: "Conversation ended",
+  conversation_id: row.id,
+  ended_at: row.ended_at,
+  duration_seconds: Math.max(0, Math.floor((Date.parse(row.ended_at) - Date.parse(row.started_at)) / 1000)),
+  message_count,
+});
+
 /**
  * Conversations: opening, reading, ending and listing them, with the status
  * rules of DESIGN.md (slug 403, conversation of another chatbot 404 on chatbot
  * endpoints; another organisation's record 403, unknown 404 at account level).
  *
  * @example
- * const started = service.conversations.start(orgId, "demo", { visitor_id: "v1" }, { ip: "192.0.2.1" });
- * service.conversations.end(orgId, "demo", started.conversation_id);
+ * const started = await service.conversations.start(orgId, "demo", { visitor_id: "v1" }, { ip: "192.0.2.1" });
+ * await service.conversations.end(orgId, "demo", started.conversation_id);
  */
-export function createConversations(db: Db, { chatbots, messages, events }: ConversationsDeps) {
-  const sqlite = db.$client;
-  const byId = sqlite.prepare<[number], ConversationRow>(`${SELECT} WHERE c.id = ?`);
-  const insert = sqlite.prepare(
-    `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
-     VALUES (@chatbotId, @sessionId, @visitorId, @visitorName, @visitorEmail, @visitorPhone, @metadata, @source, @sourceUrl, @ip, @country, @now, @now) RETURNING id`,
-  );
-  const markEnded = sqlite.prepare<[string, number]>("UPDATE conversations SET ended_at = ? WHERE id = ? AND ended_at IS NULL");
-  const touch = sqlite.prepare<[string, number]>("UPDATE conversations SET last_message_at = ? WHERE id = ?");
-  const filters = `b.organization_id = @org AND (@chatbot IS NULL OR c.chatbot_id = @chatbot)
-    AND (@since IS NULL OR c.started_at >= @since) AND (@until IS NULL OR c.started_at <= @until)
-    AND (@status IS NULL OR (@status = 'ended') = (c.ended_at IS NOT NULL))`;
-  const countPage = sqlite.prepare<Record<string, unknown>, { n: number }>(`SELECT COUNT(*) AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${filters}`);
-  const listPage = sqlite.prepare<Record<string, unknown>, ConversationRow>(
-    `${SELECT} WHERE ${filters} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
-  );
-
-  const toRecord = (row: ConversationRow): ConversationRecord => ({
-    ...toConversationPayload(row),
-    visitor_id: row.visitor_id,
-    is_ended: row.ended_at !== null,
-    ended_at: row.ended_at,
-    last_message_at: row.last_message_at,
-    message_count: messages.count(row.id),
-  });
-
-  const toEnded = (row: ConversationRow & { ended_at: string }): EndedConversation => ({
-    message: "Conversation ended",
-    conversation_id: row.id,
-    ended_at: row.ended_at,
-    duration_seconds: Math.max(0, Math.floor((Date.parse(row.ended_at) - Date.parse(row.started_at)) / 1000)),
-    message_count: messages.count(row.id),
-  });
-
+export function createConversations(store: ConversationStore, { chatbots, messages, events }: ConversationsDeps) {
   /** The conversation `id` of chatbot `bot`, or the chatbot endpoints' 404. */
-  const ofChatbot = (bot: Chatbot, id: number): ConversationRow => {
-    const row = byId.get(id);
+  const ofChatbot = async (bot: Chatbot, id: number): Promise<ConversationRow> => {
+    const row = await store.find(id);
     if (!row || row.chatbot_id !== bot.id) throw ChatsvcError.notFound("Conversation not found");
     return row;
   };
 
   /** The conversation `id` of the organisation: 404 unknown, 403 another organisation's. */
-  const ofOrganization = (organizationId: number, id: number): ConversationRow => {
-    const row = byId.get(id);
+  const ofOrganization = async (organizationId: number, id: number): Promise<ConversationRow> => {
+    const row = await store.find(id);
     if (!row) throw ChatsvcError.notFound("Conversation not found");
     if (row.organization_id !== organizationId) throw ChatsvcError.forbidden("You do not have access to this conversation");
     return row;
   };
 
-  /**
-   * Ends an active conversation in one transaction with its event. `closedHere`
-   * is false when a concurrent request ended it first (no second event).
-   */
-  const close = (row: ConversationRow): { ended: ConversationRow & { ended_at: string }; closedHere: boolean } => {
-    const endedAt = nowIso();
-    return events.transaction(db, (_tx, emit) => {
-      if (markEnded.run(endedAt, row.id).changes === 0) return { ended: byId.get(row.id) as ConversationRow & { ended_at: string }, closedHere: false };
-      const ended = { ...row, ended_at: endedAt };
-      const figures = toEnded(ended);
+  /** Ends the conversation with its event, in one write; `closed_here` is false when a concurrent request ended it first. */
+  const close = async (row: ConversationRow): Promise<EndedRecord> => {
+    const ended = await store.end(row.id, nowIso(), (e) => {
+      const figures = toEnded(e);
       const data: ConversationEndedPayload = {
-        ...toConversationPayload(ended),
+        ...toConversationPayload(e.conversation),
         status: "ended",
-        ended_at: endedAt,
+        ended_at: e.conversation.ended_at,
         duration_seconds: figures.duration_seconds,
         message_count: figures.message_count,
       };
-      emit({ name: "conversation_ended", organizationId: row.organization_id, data });
-      return { ended, closedHere: true };
+      return { name: "conversation_ended", organizationId: row.organization_id, data };
     });
+    if (!ended) throw ChatsvcError.notFound("Conversation not found");
+    events.publish(ended.events);
+    return ended.result;
   };
 
   return {
     ofChatbot,
     ofOrganization,
-    toRecord,
-
-    /** Sets `last_message_at`; call inside the write transaction that added the message. */
-    touch(id: number, at: string): void {
-      touch.run(at, id);
-    },
 
     /** Opens a conversation with an active chatbot and fires `conversation_started`. */
-    start(organizationId: number, slug: string, input: StartConversationInput | undefined, context: VisitorContext = {}): StartedConversation {
-      const bot = chatbots.resolveActive(organizationId, slug);
+    async start(organizationId: number, slug: string, input: StartConversationInput | undefined, context: VisitorContext = {}): Promise<StartedConversation> {
+      const bot = await chatbots.resolveActive(organizationId, slug);
       const data = parse(startSchema, input ?? {});
       const now = nowIso();
       const source = context.source ?? "api";
-      // Everything the stored row holds is known here, so it is not read back.
-      const values: Omit<ConversationRow, "id"> = {
-        chatbot_id: bot.id,
-        session_id: `${source}_${randomBytes(24).toString("base64url")}`,
-        visitor_id: data.visitor_id ?? null,
-        visitor_name: data.visitor_name ?? null,
-        visitor_email: data.visitor_email ?? null,
-        visitor_phone: data.visitor_phone ?? null,
-        metadata: JSON.stringify(data.metadata ?? {}),
-        source,
-        source_url: context.sourceUrl ?? null,
-        ip: context.ip ?? null,
-        country: context.country ?? null,
-        started_at: now,
-        last_message_at: now,
-        ended_at: null,
-        organization_id: bot.organization_id,
-        agent_name: bot.name,
-        agent_slug: bot.slug,
-      };
-      const row = events.transaction(db, (_tx, emit) => {
-        const { id } = insert.get({
-          chatbotId: values.chatbot_id,
-          sessionId: values.session_id,
-          visitorId: values.visitor_id,
-          visitorName: values.visitor_name,
-          visitorEmail: values.visitor_email,
-          visitorPhone: values.visitor_phone,
-          metadata: values.metadata,
+      const { result: row, events: recorded } = await store.start(
+        {
+          chatbot_id: bot.id,
+          session_id: `${source}_${randomBytes(24).toString("base64url")}`,
+          visitor_id: data.visitor_id ?? null,
+          visitor_name: data.visitor_name ?? null,
+          visitor_email: data.visitor_email ?? null,
+          visitor_phone: data.visitor_phone ?? null,
+          metadata: JSON.stringify(data.metadata ?? {}),
           source,
-          sourceUrl: values.source_url,
-          ip: values.ip,
-          country: values.country,
-          now,
-        }) as { id: number };
-        const created: ConversationRow = { id, ...values };
-        emit({ name: "conversation_started", organizationId, data: toConversationPayload(created) });
-        return created;
-      });
+          source_url: context.sourceUrl ?? null,
+          ip: context.ip ?? null,
+          country: context.country ?? null,
+          started_at: now,
+          last_message_at: now,
+          ended_at: null,
+          organization_id: bot.organization_id,
+          agent_name: bot.name,
+          agent_slug: bot.slug,
+        },
+        (created) => ({ name: "conversation_started", organizationId, data: toConversationPayload(created) }),
+      );
+      events.publish(recorded);
       return { conversation_id: row.id, session_id: row.session_id, visitor_id: row.visitor_id, started_at: row.started_at, is_ended: false };
     },
 
     /** Full history as the chatbot endpoint shows it. */
-    history(organizationId: number, slug: string, id: number): ConversationHistory {
-      const row = ofChatbot(chatbots.resolve(organizationId, slug), id);
-      const list = messages.visible(row.id, organizationId);
+    async history(organizationId: number, slug: string, id: number): Promise<ConversationHistory> {
+      const row = await ofChatbot(await chatbots.resolve(organizationId, slug), id);
+      const list = await messages.visible(row.id, organizationId);
       return {
         id: row.id,
         visitor_id: row.visitor_id,
@@ -321,31 +257,35 @@ export function createConversations(db: Db, { chatbots, messages, events }: Conv
     },
 
     /** Chatbot endpoint: ends the conversation; repeating it answers the same figures. */
-    end(organizationId: number, slug: string, id: number): EndedConversation {
-      const row = ofChatbot(chatbots.resolve(organizationId, slug), id);
-      return toEnded(row.ended_at === null ? close(row).ended : (row as ConversationRow & { ended_at: string }));
+    async end(organizationId: number, slug: string, id: number): Promise<EndedConversation> {
+      const row = await ofChatbot(await chatbots.resolve(organizationId, slug), id);
+      if (row.ended_at === null) return toEnded(await close(row));
+      return toEnded({ conversation: row as ConversationRow & { ended_at: string }, message_count: await store.countMessages(row.id) });
     },
 
     /** Account level: ends the conversation; 400 when it has already ended. */
-    endById(organizationId: number, id: number): EndedConversation {
-      const row = ofOrganization(organizationId, id);
+    async endById(organizationId: number, id: number): Promise<EndedConversation> {
+      const row = await ofOrganization(organizationId, id);
       if (row.ended_at !== null) throw ChatsvcError.badRequest("Conversation has already ended");
-      const { ended, closedHere } = close(row);
-      if (!closedHere) throw ChatsvcError.badRequest("Conversation has already ended");
+      const ended = await close(row);
+      if (!ended.closed_here) throw ChatsvcError.badRequest("Conversation has already ended");
       return toEnded(ended);
     },
 
     /** Account level: one conversation with its messages. */
-    get(organizationId: number, id: number): ConversationDetail {
-      const row = ofOrganization(organizationId, id);
-      return { ...toRecord(row), messages: messages.visible(row.id, organizationId) };
+    async get(organizationId: number, id: number): Promise<ConversationDetail> {
+      const row = await ofOrganization(organizationId, id);
+      const list = await messages.visible(row.id, organizationId);
+      return { ...toRecord(row, list.length), messages: list };
     },
 
     /** Account level: conversations of the organisation, newest first. */
-    list(organizationId: number, query: ConversationListQuery = {}): Page<ConversationRecord> {
+    async list(organizationId: number, query: ConversationListQuery = {}): Promise<Page<ConversationRecord>> {
       const q = parse(listSchema, query);
-      const filters = { ...listFilters(chatbots, organizationId, q), status: q.status ?? null };
-      return readPage({ count: countPage, page: listPage }, filters, q, toRecord);
+      const filter = { ...(await listFilters(chatbots, organizationId, q)), status: q.status ?? null };
+      const { page = 1, per_page: perPage = DEFAULT_PER_PAGE } = q;
+      const { total, rows } = await store.page(filter, { limit: perPage, offset: (page - 1) * perPage });
+      return { data: rows.map((row) => toRecord(row, row.message_count)), meta: pageMeta({ page, perPage, total, count: rows.length }) };
     },
   };
 }
@@ -355,15 +295,15 @@ export function createConversations(db: Db, { chatbots, messages, events }: Conv
  * chatbot id of a `chatbot` slug (another organisation's slug is as unknown as
  * a missing one), and a `since`..`until` range that is not reversed.
  */
-export function listFilters(chatbots: Chatbots, organizationId: number, q: { chatbot?: string; since?: string; until?: string }) {
+export async function listFilters(chatbots: Chatbots, organizationId: number, q: { chatbot?: string; since?: string; until?: string }): Promise<ListFilter> {
   checkRange(q);
   let chatbot: number | null = null;
   if (q.chatbot !== undefined) {
-    const bot = chatbots.find(q.chatbot);
+    const bot = await chatbots.find(q.chatbot);
     if (!bot || bot.organization_id !== organizationId) {
       throw ChatsvcError.validation({ chatbot: ["The chatbot field must be the slug of one of your chatbots."] });
     }
     chatbot = bot.id;
   }
-  return { org: organizationId, chatbot, since: q.since ?? null, until: q.until ?? null };
+  return { organization_id: organizationId, chatbot_id: chatbot, since: q.since ?? null, until: q.until ?? null };
 }

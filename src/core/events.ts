@@ -1,4 +1,4 @@
-import type { Db } from "./db/open.js";
+import type { RecordedEvent } from "./storage/events.js";
 
 export const EVENT_NAMES = ["lead_captured", "conversation_started", "conversation_ended", "message_received"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -67,48 +67,32 @@ export interface EventPayloads {
 
 export type DomainEvent = { [N in EventName]: { name: N; organizationId: number; data: EventPayloads[N] } }[EventName];
 
-/** One entry of a send-message reply's `actions`: what an event set in motion. */
-export interface EventAction {
-  type: "webhook";
-  event: EventName;
-  deliveries: number;
-}
-
-/**
- * Runs inside the write transaction that caused the event (e.g. the webhook
- * outbox writing its delivery rows); returns how many deliveries it queued.
- * Throwing rolls the whole change back.
- */
-export type TransactionalHook = (tx: Db, event: DomainEvent) => number;
-
 export type EventListener<N extends EventName = EventName> = (event: { name: N; organizationId: number; data: EventPayloads[N] }) => unknown;
 
 export interface EventBus {
   /** Listen to an event after its transaction committed. Returns an unsubscribe function. */
   on<N extends EventName>(name: N | "*", listener: EventListener<N>): () => void;
-  addTransactionalHook(hook: TransactionalHook): void;
-  /**
-   * Runs `fn` in one `BEGIN IMMEDIATE` transaction. Events passed to `emit`
-   * reach the transactional hooks at once and the listeners after commit; if
-   * `fn` throws, nothing is written and no listener hears anything.
-   */
-  transaction<T>(db: Db, fn: (tx: Db, emit: (event: DomainEvent) => EventAction) => T): T;
+  /** Hear every committed event with the outbox rows it queued (the webhook worker wakes on it). */
+  onRecorded(listener: (recorded: RecordedEvent) => void): void;
+  /** Hands committed events to the listeners; call once the write that recorded them resolved. */
+  publish(recorded: RecordedEvent[]): void;
 }
 
+/**
+ * In-process listeners of domain events. Events are recorded by the storage
+ * write that causes them (see core/storage); this bus only tells listeners
+ * about them after commit. A listener that throws is reported, never the writer.
+ */
 export function createEventBus(reportError: (error: unknown) => void = (e) => console.error("chatsvc: event listener failed", e)): EventBus {
   const listeners = new Map<EventName | "*", Set<EventListener>>();
-  const hooks: TransactionalHook[] = [];
+  const recordedListeners: ((recorded: RecordedEvent) => void)[] = [];
 
-  const deliver = (event: DomainEvent) => {
-    for (const key of [event.name, "*"] as const) {
-      for (const listener of listeners.get(key) ?? []) {
-        try {
-          const result = listener(event as never);
-          if (result instanceof Promise) result.catch(reportError);
-        } catch (error) {
-          reportError(error);
-        }
-      }
+  const call = (listener: (value: never) => unknown, value: unknown) => {
+    try {
+      const result = listener(value as never);
+      if (result instanceof Promise) result.catch(reportError);
+    } catch (error) {
+      reportError(error);
     }
   };
 
@@ -120,24 +104,18 @@ export function createEventBus(reportError: (error: unknown) => void = (e) => co
       return () => void set.delete(listener as EventListener);
     },
 
-    addTransactionalHook(hook) {
-      hooks.push(hook);
+    onRecorded(listener) {
+      recordedListeners.push(listener);
     },
 
-    transaction(db, fn) {
-      const fired: DomainEvent[] = [];
-      const result = db.transaction(
-        (tx) =>
-          fn(tx as unknown as Db, (event) => {
-            let deliveries = 0;
-            for (const hook of hooks) deliveries += hook(tx as unknown as Db, event);
-            fired.push(event);
-            return { type: "webhook", event: event.name, deliveries };
-          }),
-        { behavior: "immediate" },
-      );
-      for (const event of fired) deliver(event);
-      return result;
+    publish(recorded) {
+      for (const entry of recorded) {
+        for (const listener of recordedListeners) call(listener, entry);
+        const { event } = entry;
+        for (const key of [event.name, "*"] as const) {
+          for (const listener of listeners.get(key) ?? []) call(listener, event);
+        }
+      }
     },
   };
 }

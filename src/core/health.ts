@@ -9,25 +9,24 @@ export interface HealthCheckOptions {
 /**
  * A health check that runs `probe` (which throws when the instance cannot
  * serve) at most once per `intervalMs` and answers from the last result in
- * between, so many balancers probing often cost one write a second.
+ * between, so many balancers probing often cost one write a second. Probes
+ * asked for while one runs share its answer.
  *
  * @example
- * const health = createHealthCheck(createWriteProbe(sqlite));
- * health() // { ok: true } or { ok: false, reason: "The database cannot take writes: database or disk is full" }
+ * const health = createHealthCheck(() => storage.probeWrite());
+ * await health() // { ok: true } or { ok: false, reason: "The database cannot take writes: database or disk is full" }
  */
-export function createHealthCheck(probe: () => void, { intervalMs = 1_000 }: HealthCheckOptions = {}): () => Health {
-  let last: Health = { ok: true };
+export function createHealthCheck(probe: () => Promise<void>, { intervalMs = 1_000 }: HealthCheckOptions = {}): () => Promise<Health> {
+  let last: Promise<Health> = Promise.resolve({ ok: true });
   let checkedAt = -Infinity;
   return () => {
     const now = performance.now();
     if (now - checkedAt < intervalMs) return last;
     checkedAt = now;
-    try {
-      probe();
-      last = { ok: true };
-    } catch (error) {
-      last = { ok: false, reason: `The database cannot take writes: ${error instanceof Error ? error.message : String(error)}` };
-    }
+    last = probe().then(
+      (): Health => ({ ok: true }),
+      (error: unknown): Health => ({ ok: false, reason: `The database cannot take writes: ${error instanceof Error ? error.message : String(error)}` }),
+    );
     return last;
   };
 }

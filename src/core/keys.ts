@@ -1,10 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, count, eq, gt, isNull, or } from "drizzle-orm";
 import { z } from "zod";
 import { ATTRIBUTION_NOTICE } from "./attribution.js";
 import { nowIso } from "./clock.js";
-import type { Db, Sqlite } from "./db/open.js";
-import { apiKeys, users } from "./db/schema.js";
+import type { ChangeFeed, KeyRecord, KeyStore } from "./storage/index.js";
 import { ChatsvcError } from "./errors.js";
 import { id, parse, text } from "./validation.js";
 
@@ -101,8 +99,6 @@ const createSchema = z
 
 const nameSchema = z.object({ name: text("name", { min: 1, max: 100 }) });
 
-type Row = typeof apiKeys.$inferSelect;
-
 export type Keys = ReturnType<typeof createKeys>;
 
 export interface KeysOptions {
@@ -121,19 +117,18 @@ const MAX_VERIFIED = 10_000;
 
 /**
  * Principals of keys verified before, by the presented key, so a request
- * needs neither a SHA-256 nor a query. Changes this connection makes clear
- * it explicitly; changes by any other connection (the CLI in another process
- * disabling or deleting a key) change `PRAGMA data_version`, which is read on
- * every lookup, so they take effect at the next request. Only active keys
- * are remembered; expiry is checked on every use.
+ * needs neither a SHA-256 nor a query. Changes made through this service
+ * clear it explicitly; changes made elsewhere (the CLI in another process,
+ * another instance) move the storage's `keys` change version, which is read
+ * on every lookup, so they take effect within a second. Only active keys are
+ * remembered; expiry is checked on every use.
  */
-function createPrincipalCache(sqlite: Sqlite) {
-  const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
+function createPrincipalCache(changes: ChangeFeed) {
   const entries = new Map<string, VerifiedKey>();
   let seen = -1;
   return {
     get(key: string): VerifiedKey | undefined {
-      const version = dataVersion.get()!;
+      const version = changes.version("keys");
       if (version !== seen) {
         entries.clear();
         seen = version;
@@ -151,28 +146,19 @@ function createPrincipalCache(sqlite: Sqlite) {
   };
 }
 
-export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}) {
-  const sqlite = db.$client;
-  // The lookup every authenticated request makes: prepared once, raw.
-  const lookup = sqlite.prepare<[string], { id: number; prefix: string; status: string; expires_at: string | null; user_id: number; email: string; organization_id: number }>(
-    `SELECT k.id, k.prefix, k.status, k.expires_at, u.id AS user_id, u.email, u.organization_id
-       FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`,
-  );
-  const touchStmt = sqlite.prepare<[string, number]>("UPDATE api_keys SET last_used_at = ? WHERE id = ?");
+export function createKeys(store: KeyStore, changes: ChangeFeed, { flushIntervalMs = 1_000 }: KeysOptions = {}) {
   // Epoch ms: an ISO string per request would cost more than the rest of the touch.
   const pendingTouches = new Map<number, number>();
   let timer: NodeJS.Timeout | undefined;
-  const verified = createPrincipalCache(sqlite);
+  const verified = createPrincipalCache(changes);
 
-  const flush = () => {
+  const flush = async (): Promise<void> => {
     timer = undefined;
     if (pendingTouches.size === 0) return;
     const batch = [...pendingTouches];
     pendingTouches.clear();
     try {
-      sqlite.transaction(() => {
-        for (const [keyId, at] of batch) touchStmt.run(new Date(at).toISOString(), keyId);
-      })();
+      await store.touch(batch.map(([keyId, at]) => [keyId, new Date(at).toISOString()]));
     } catch {
       // Busy or closing: keep the newest times for the next flush; they are advisory.
       for (const [keyId, at] of batch) if (!pendingTouches.has(keyId)) pendingTouches.set(keyId, at);
@@ -184,49 +170,35 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     return at === undefined ? undefined : new Date(at).toISOString();
   };
 
-  const rowWithEmail = (row: Row, email: string): ApiKey => ({
-    id: row.id,
-    user_id: row.userId,
-    email,
-    name: row.name,
-    prefix: row.prefix,
-    status: row.status === "active" && row.expiresAt !== null && row.expiresAt <= nowIso() ? "expired" : row.status,
-    expires_at: row.expiresAt,
-    last_used_at: pendingTouchOf(row.id) ?? row.lastUsedAt,
-    attribution_accepted_at: row.attributionAcceptedAt,
-    attribution_ip: row.attributionIp,
-    created_at: row.createdAt,
+  const toApiKey = (row: KeyRecord): ApiKey => ({
+    ...row,
+    status: row.status === "active" && row.expires_at !== null && row.expires_at <= nowIso() ? "expired" : row.status,
+    last_used_at: pendingTouchOf(row.id) ?? row.last_used_at,
   });
 
-  const load = (keyId: number) => {
-    const found = db.select({ key: apiKeys, email: users.email }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.id, keyId)).get();
-    if (!found) throw ChatsvcError.notFound(`API key ${keyId} not found`);
-    return found;
+  const found = <T>(row: T | undefined | "missing", keyId: number): T => {
+    if (row === undefined || row === "missing") throw ChatsvcError.notFound(`API key ${keyId} not found`);
+    return row;
   };
-
-  const activeCount = (tx: Pick<Db, "select">, userId: number): number =>
-    tx
-      .select({ n: count() })
-      .from(apiKeys)
-      .where(and(eq(apiKeys.userId, userId), eq(apiKeys.status, "active"), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso()))))
-      .get()!.n;
 
   const limitError = () =>
     ChatsvcError.validation({ key: [`A user can have at most ${MAX_ACTIVE_KEYS_PER_USER} active API keys; disable or delete one first.`] });
+
+  const limit = () => ({ max: MAX_ACTIVE_KEYS_PER_USER, now: nowIso() });
 
   return {
     /**
      * Verifies a presented key. Returns who is calling, or throws the 401 with
      * the exact message DESIGN.md fixes for each case.
      */
-    verify(presented: string | undefined | null): Principal {
+    async verify(presented: string | undefined | null): Promise<Principal> {
       if (presented === undefined || presented === null || presented.trim() === "") throw ChatsvcError.unauthorized("API key is required");
       const key = presented.trim();
       let entry = verified.get(key);
       if (!entry) {
         if (!key.startsWith(KEY_PREFIX)) throw ChatsvcError.unauthorized("Invalid API key format");
         if (!KEY_SHAPE.test(key)) throw ChatsvcError.unauthorized("Invalid API key");
-        const row = lookup.get(hashApiKey(key));
+        const row = await store.findByHash(hashApiKey(key));
         if (!row) throw ChatsvcError.unauthorized("Invalid API key");
         if (row.status !== "active") throw ChatsvcError.unauthorized("API key is disabled");
         entry = {
@@ -249,12 +221,12 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
     },
 
     /** Writes pending `last_used_at` updates now (also done by `close`). */
-    flush(): void {
+    flush(): Promise<void> {
       if (timer) clearTimeout(timer);
-      flush();
+      return flush();
     },
 
-    create(input: CreateApiKeyInput): IssuedApiKey {
+    async create(input: CreateApiKeyInput): Promise<IssuedApiKey> {
       const data = parse(createSchema, input);
       let expiresAt: string | null = null;
       if (data.expires_at) {
@@ -264,106 +236,70 @@ export function createKeys(db: Db, { flushIntervalMs = 1_000 }: KeysOptions = {}
         expiresAt = date.toISOString();
       }
       const key = generateApiKey();
-      const now = nowIso();
-      return db.transaction(
-        (tx) => {
-          const owner =
-            data.user_id !== undefined
-              ? tx.select().from(users).where(eq(users.id, data.user_id)).get()
-              : tx.select().from(users).where(eq(users.email, data.email!.trim().toLowerCase())).get();
-          if (!owner) throw ChatsvcError.notFound(data.user_id !== undefined ? `User ${data.user_id} not found` : `No user with email ${data.email}`);
-          if (activeCount(tx, owner.id) >= MAX_ACTIVE_KEYS_PER_USER) throw limitError();
-          const row = tx
-            .insert(apiKeys)
-            .values({
-              userId: owner.id,
-              name: data.name.trim(),
-              prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
-              keyHash: hashApiKey(key),
-              status: "active",
-              expiresAt,
-              attributionAcceptedAt: now,
-              attributionIp: data.ip ?? null,
-              createdAt: now,
-            })
-            .returning()
-            .get();
-          return { ...rowWithEmail(row, owner.email), key };
+      const created = await store.create(
+        {
+          owner: data.user_id !== undefined ? { id: data.user_id } : { email: data.email!.trim().toLowerCase() },
+          name: data.name.trim(),
+          prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
+          key_hash: hashApiKey(key),
+          expires_at: expiresAt,
+          attribution_ip: data.ip ?? null,
+          now: nowIso(),
         },
-        { behavior: "immediate" },
+        limit(),
       );
+      if (created === "no-user") throw ChatsvcError.notFound(data.user_id !== undefined ? `User ${data.user_id} not found` : `No user with email ${data.email}`);
+      if (created === "limit") throw limitError();
+      return { ...toApiKey(created), key };
     },
 
-    list(filter: { email?: string; user_id?: number } = {}): ApiKey[] {
-      const q = db.select({ key: apiKeys, email: users.email }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId));
-      const where =
-        filter.user_id !== undefined ? eq(apiKeys.userId, filter.user_id) : filter.email !== undefined ? eq(users.email, filter.email.trim().toLowerCase()) : undefined;
-      return (where ? q.where(where) : q).orderBy(apiKeys.id).all().map((r) => rowWithEmail(r.key, r.email));
+    async list(filter: { email?: string; user_id?: number } = {}): Promise<ApiKey[]> {
+      const rows = await store.list(filter.user_id !== undefined ? { user_id: filter.user_id } : filter.email !== undefined ? { email: filter.email.trim().toLowerCase() } : {});
+      return rows.map(toApiKey);
     },
 
-    get(keyId: number): ApiKey {
-      const { key, email } = load(keyId);
-      return rowWithEmail(key, email);
+    async get(keyId: number): Promise<ApiKey> {
+      return toApiKey(found(await store.find(keyId), keyId));
     },
 
-    rename(keyId: number, name: string): ApiKey {
+    async rename(keyId: number, name: string): Promise<ApiKey> {
       const data = parse(nameSchema, { name });
-      const { email } = load(keyId);
-      const row = db.update(apiKeys).set({ name: data.name.trim() }).where(eq(apiKeys.id, keyId)).returning().get()!;
-      return rowWithEmail(row, email);
+      return toApiKey(found(await store.rename(keyId, data.name.trim()), keyId));
     },
 
-    disable(keyId: number): ApiKey {
-      const { email } = load(keyId);
+    async disable(keyId: number): Promise<ApiKey> {
       verified.clear();
-      const row = db.update(apiKeys).set({ status: "disabled" }).where(eq(apiKeys.id, keyId)).returning().get()!;
-      return rowWithEmail(row, email);
+      const row = found(await store.disable(keyId), keyId);
+      // A request verified while the write was in flight may have cached the key again.
+      verified.clear();
+      return toApiKey(row);
     },
 
-    enable(keyId: number): ApiKey {
-      return db.transaction(
-        (tx) => {
-          const found = tx.select({ key: apiKeys, email: users.email }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.id, keyId)).get();
-          if (!found) throw ChatsvcError.notFound(`API key ${keyId} not found`);
-          if (found.key.status === "active") return rowWithEmail(found.key, found.email);
-          if (activeCount(tx, found.key.userId) >= MAX_ACTIVE_KEYS_PER_USER) throw limitError();
-          const row = tx.update(apiKeys).set({ status: "active" }).where(eq(apiKeys.id, keyId)).returning().get()!;
-          return rowWithEmail(row, found.email);
-        },
-        { behavior: "immediate" },
-      );
+    async enable(keyId: number): Promise<ApiKey> {
+      const row = await store.enable(keyId, limit());
+      if (row === "limit") throw limitError();
+      return toApiKey(found(row, keyId));
     },
 
     /**
      * Replaces the secret of a key: the old key stops working at once, the new
      * one is active and shown once. The record (id, name, expiry) is kept.
      */
-    regenerate(keyId: number): IssuedApiKey {
+    async regenerate(keyId: number): Promise<IssuedApiKey> {
       const key = generateApiKey();
-      return db.transaction(
-        (tx) => {
-          const found = tx.select({ key: apiKeys, email: users.email }).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.id, keyId)).get();
-          if (!found) throw ChatsvcError.notFound(`API key ${keyId} not found`);
-          if (found.key.status !== "active" && activeCount(tx, found.key.userId) >= MAX_ACTIVE_KEYS_PER_USER) throw limitError();
-          pendingTouches.delete(keyId);
-          verified.clear();
-          const row = tx
-            .update(apiKeys)
-            .set({ keyHash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH), status: "active", lastUsedAt: null, createdAt: nowIso() })
-            .where(eq(apiKeys.id, keyId))
-            .returning()
-            .get()!;
-          return { ...rowWithEmail(row, found.email), key };
-        },
-        { behavior: "immediate" },
-      );
+      const row = await store.regenerate(keyId, { key_hash: hashApiKey(key), prefix: key.slice(0, VISIBLE_PREFIX_LENGTH) }, limit());
+      if (row === "limit") throw limitError();
+      pendingTouches.delete(keyId);
+      verified.clear();
+      return { ...toApiKey(found(row, keyId)), key };
     },
 
     /** Removes a key permanently. */
-    delete(keyId: number): void {
+    async delete(keyId: number): Promise<void> {
       pendingTouches.delete(keyId);
       verified.clear();
-      const deleted = db.delete(apiKeys).where(eq(apiKeys.id, keyId)).returning({ id: apiKeys.id }).get();
+      const deleted = await store.delete(keyId);
+      verified.clear();
       if (!deleted) throw ChatsvcError.notFound(`API key ${keyId} not found`);
     },
   };

@@ -2,11 +2,11 @@ import { z } from "zod";
 import type { Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
 import { agentOf, listFilters, type Conversations } from "./conversations.js";
-import type { Db } from "./db/open.js";
 import { ChatsvcError } from "./errors.js";
 import type { EventBus, LeadPayload } from "./events.js";
 import type { Message, Messages } from "./messages.js";
-import { pageQueryShape, readPage, type Page, type PageQuery } from "./pagination.js";
+import { DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import type { LeadRecord, LeadStore } from "./storage/index.js";
 import { body, email, parse, text } from "./validation.js";
 
 export interface LeadInput {
@@ -38,24 +38,7 @@ export interface LeadDetail extends Lead {
   conversation: { id: number; messages: Message[] };
 }
 
-interface LeadRow {
-  id: number;
-  organization_id: number;
-  chatbot_id: number;
-  conversation_id: number;
-  name: string | null;
-  email: string | null;
-  phone: string | null;
-  company: string | null;
-  message: string | null;
-  source: string;
-  source_url: string | null;
-  created_at: string;
-  updated_at: string;
-  agent_name: string;
-  agent_slug: string;
-  session_id: string;
-}
+type LeadRow = LeadRecord;
 
 // An empty form field means "not given"; whitespace-only counts as empty too.
 const field = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? null : v), schema.nullish());
@@ -72,9 +55,6 @@ export const captureSchema = body(fields);
 export const updateSchema = body({ ...fields, company: field(text("company", { max: 255 })) });
 /** Query of `GET /leads`. */
 export const listSchema = z.object(pageQueryShape, { error: "The query must be an object." });
-
-const SELECT = `SELECT l.*, b.name AS agent_name, b.slug AS agent_slug, c.session_id
-  FROM leads l JOIN chatbots b ON b.id = l.chatbot_id JOIN conversations c ON c.id = l.conversation_id`;
 
 const toLead = (row: LeadRow): Lead => ({
   id: row.id,
@@ -111,24 +91,9 @@ export interface LeadsDeps {
  * const lead = service.leads.capture(orgId, "demo", conversationId, { email: "ana@example.com" });
  * service.leads.update(orgId, lead.lead_id, { company: "Example Ltd" });
  */
-export function createLeads(db: Db, { chatbots, conversations, messages, events }: LeadsDeps) {
-  const sqlite = db.$client;
-  const byId = sqlite.prepare<[number], LeadRow>(`${SELECT} WHERE l.id = ?`);
-  const insert = sqlite.prepare(
-    `INSERT INTO leads (organization_id, chatbot_id, conversation_id, name, email, phone, message, source, source_url, created_at, updated_at)
-     VALUES (@org, @chatbot, @conversation, @name, @email, @phone, @message, @source, @sourceUrl, @now, @now) RETURNING id`,
-  );
-  const update = sqlite.prepare(
-    `UPDATE leads SET name = coalesce(@name, name), email = coalesce(@email, email), phone = coalesce(@phone, phone),
-       company = coalesce(@company, company), message = coalesce(@message, message), updated_at = @now WHERE id = @id`,
-  );
-  const filters = `l.organization_id = @org AND (@chatbot IS NULL OR l.chatbot_id = @chatbot)
-    AND (@since IS NULL OR l.created_at >= @since) AND (@until IS NULL OR l.created_at <= @until)`;
-  const countPage = sqlite.prepare<Record<string, unknown>, { n: number }>(`SELECT COUNT(*) AS n FROM leads l WHERE ${filters}`);
-  const listPage = sqlite.prepare<Record<string, unknown>, LeadRow>(`${SELECT} WHERE ${filters} ORDER BY l.created_at DESC, l.id DESC LIMIT @limit OFFSET @offset`);
-
-  const ofOrganization = (organizationId: number, id: number): LeadRow => {
-    const row = byId.get(id);
+export function createLeads(store: LeadStore, { chatbots, conversations, messages, events }: LeadsDeps) {
+  const ofOrganization = async (organizationId: number, id: number): Promise<LeadRow> => {
+    const row = await store.find(id);
     if (!row) throw ChatsvcError.notFound("Lead not found");
     if (row.organization_id !== organizationId) throw ChatsvcError.forbidden("You do not have access to this lead");
     return row;
@@ -136,57 +101,61 @@ export function createLeads(db: Db, { chatbots, conversations, messages, events 
 
   return {
     /** Stores a lead for a conversation and fires `lead_captured`. At least one of name, email, phone. */
-    capture(organizationId: number, slug: string, conversationId: number, input: LeadInput | undefined): CapturedLead {
-      const conversation = conversations.ofChatbot(chatbots.resolve(organizationId, slug), conversationId);
+    async capture(organizationId: number, slug: string, conversationId: number, input: LeadInput | undefined): Promise<CapturedLead> {
+      const conversation = await conversations.ofChatbot(await chatbots.resolve(organizationId, slug), conversationId);
       const data = parse(captureSchema, input ?? {});
       if (!data.name && !data.email && !data.phone) {
         const message = "At least one of name, email or phone is required.";
         throw ChatsvcError.validation({ name: [message], email: [message], phone: [message] }, message);
       }
-      const now = nowIso();
-      const row = events.transaction(db, (_tx, emit) => {
-        const { id } = insert.get({
-          org: organizationId,
-          chatbot: conversation.chatbot_id,
-          conversation: conversation.id,
+      const { result: row, events: recorded } = await store.capture(
+        {
+          organization_id: organizationId,
+          chatbot_id: conversation.chatbot_id,
+          conversation_id: conversation.id,
           name: trimmed(data.name),
           email: trimmed(data.email),
           phone: trimmed(data.phone),
           message: data.message ?? null,
           source: conversation.source,
-          sourceUrl: conversation.source_url,
-          now,
-        }) as { id: number };
-        const created = byId.get(id)!;
-        const { updated_at: _, ...payload } = toLead(created);
-        emit({ name: "lead_captured", organizationId, data: payload });
-        return created;
-      });
+          source_url: conversation.source_url,
+          created_at: nowIso(),
+        },
+        (created) => {
+          const { updated_at: _, ...payload } = toLead(created);
+          return { name: "lead_captured", organizationId, data: payload };
+        },
+      );
+      events.publish(recorded);
       return { lead_id: row.id, conversation_id: row.conversation_id, name: row.name, email: row.email, phone: row.phone };
     },
 
     /** Account level: leads of the organisation, newest first. */
-    list(organizationId: number, query: PageQuery = {}): Page<Lead> {
+    async list(organizationId: number, query: PageQuery = {}): Promise<Page<Lead>> {
       const q = parse(listSchema, query);
-      return readPage({ count: countPage, page: listPage }, listFilters(chatbots, organizationId, q), q, toLead);
+      const filter = await listFilters(chatbots, organizationId, q);
+      const { page = 1, per_page: perPage = DEFAULT_PER_PAGE } = q;
+      const { total, rows } = await store.page(filter, { limit: perPage, offset: (page - 1) * perPage });
+      return { data: rows.map(toLead), meta: pageMeta({ page, perPage, total, count: rows.length }) };
     },
 
     /** Account level: one lead with its conversation's transcript. */
-    get(organizationId: number, id: number): LeadDetail {
-      const row = ofOrganization(organizationId, id);
-      return { ...toLead(row), conversation: { id: row.conversation_id, messages: messages.visible(row.conversation_id, organizationId) } };
+    async get(organizationId: number, id: number): Promise<LeadDetail> {
+      const row = await ofOrganization(organizationId, id);
+      return { ...toLead(row), conversation: { id: row.conversation_id, messages: await messages.visible(row.conversation_id, organizationId) } };
     },
 
     /** Account level: partial update of name, email, phone, company, message (at least one). */
-    update(organizationId: number, id: number, input: LeadUpdateInput | undefined): Lead {
-      const row = ofOrganization(organizationId, id);
+    async update(organizationId: number, id: number, input: LeadUpdateInput | undefined): Promise<Lead> {
+      const row = await ofOrganization(organizationId, id);
       const data = parse(updateSchema, input ?? {});
       const patch = { name: trimmed(data.name), email: trimmed(data.email), phone: trimmed(data.phone), company: trimmed(data.company), message: data.message ?? null };
       if (Object.values(patch).every((v) => v === null)) {
         throw ChatsvcError.validation({ body: ["Nothing to update: give at least one of name, email, phone, company or message."] });
       }
-      update.run({ ...patch, id: row.id, now: nowIso() });
-      return toLead(byId.get(row.id)!);
+      const updated = await store.update(row.id, { ...patch, updated_at: nowIso() });
+      if (!updated) throw ChatsvcError.notFound("Lead not found");
+      return toLead(updated);
     },
   };
 }

@@ -1,20 +1,12 @@
-import { eq } from "drizzle-orm";
-import type { ResolvedConfig } from "../config.js";
+import type { ResolvedConfig } from "./config.js";
 import { nowIso } from "./clock.js";
-import type { Db } from "./db/open.js";
-import { organizations } from "./db/schema.js";
+import type { OrganizationPatch, OrganizationRecord, OrgStore } from "./storage/index.js";
 import { ChatsvcError } from "./errors.js";
 import { parse, text } from "./validation.js";
 import { z } from "zod";
 
 /** An organisation: the tenant that owns users, keys, chatbots, leads and webhooks. */
-export interface Organization {
-  id: number;
-  name: string;
-  credits_monthly: number;
-  brand_removal: boolean;
-  created_at: string;
-}
+export type Organization = OrganizationRecord;
 
 export interface CreateOrganizationInput {
   name: string;
@@ -32,65 +24,45 @@ const brand = z.boolean({ error: "The brand removal field must be a boolean." })
 const createSchema = z.object({ name: text("name", { min: 1, max: 200 }), credits_monthly: credits.optional(), brand_removal: brand.optional() });
 const updateSchema = createSchema.partial();
 
-type Row = typeof organizations.$inferSelect;
-
-export function toOrganization(row: Row): Organization {
-  return {
-    id: row.id,
-    name: row.name,
-    credits_monthly: row.creditsMonthly,
-    brand_removal: row.brandRemoval,
-    created_at: row.createdAt,
-  };
-}
-
 export type Orgs = ReturnType<typeof createOrgs>;
 
-export function createOrgs(db: Db, config: ResolvedConfig) {
-  const find = (id: number): Row | undefined => db.select().from(organizations).where(eq(organizations.id, id)).get();
-
+export function createOrgs(store: OrgStore, config: Pick<ResolvedConfig, "creditsMonthly">) {
   return {
-    create(input: CreateOrganizationInput): Organization {
+    async create(input: CreateOrganizationInput): Promise<Organization> {
       const data = parse(createSchema, input);
-      const row = db
-        .insert(organizations)
-        .values({
-          name: data.name.trim(),
-          creditsMonthly: data.credits_monthly ?? config.creditsMonthly,
-          brandRemoval: data.brand_removal ?? false,
-          createdAt: nowIso(),
-        })
-        .returning()
-        .get();
-      return toOrganization(row);
+      return store.create({
+        name: data.name.trim(),
+        credits_monthly: data.credits_monthly ?? config.creditsMonthly,
+        brand_removal: data.brand_removal ?? false,
+        created_at: nowIso(),
+      });
     },
 
-    list(): Organization[] {
-      return db.select().from(organizations).orderBy(organizations.id).all().map(toOrganization);
+    list(): Promise<Organization[]> {
+      return store.list();
     },
 
     /** The organisation, or undefined. */
-    find(id: number): Organization | undefined {
-      const row = find(id);
-      return row && toOrganization(row);
+    find(id: number): Promise<Organization | undefined> {
+      return store.find(id);
     },
 
-    get(id: number): Organization {
-      const row = find(id);
-      if (!row) throw ChatsvcError.notFound(`Organization ${id} not found`);
-      return toOrganization(row);
+    async get(id: number): Promise<Organization> {
+      const org = await store.find(id);
+      if (!org) throw ChatsvcError.notFound(`Organization ${id} not found`);
+      return org;
     },
 
-    update(id: number, input: UpdateOrganizationInput): Organization {
+    async update(id: number, input: UpdateOrganizationInput): Promise<Organization> {
       const data = parse(updateSchema, input);
-      const patch: Partial<Row> = {};
+      const patch: OrganizationPatch = {};
       if (data.name !== undefined) patch.name = data.name.trim();
-      if (data.credits_monthly !== undefined) patch.creditsMonthly = data.credits_monthly;
-      if (data.brand_removal !== undefined) patch.brandRemoval = data.brand_removal;
+      if (data.credits_monthly !== undefined) patch.credits_monthly = data.credits_monthly;
+      if (data.brand_removal !== undefined) patch.brand_removal = data.brand_removal;
       if (Object.keys(patch).length === 0) throw ChatsvcError.validation({ body: ["Nothing to update: give a name, credits or brand removal."] });
-      const row = db.update(organizations).set(patch).where(eq(organizations.id, id)).returning().get();
-      if (!row) throw ChatsvcError.notFound(`Organization ${id} not found`);
-      return toOrganization(row);
+      const org = await store.update(id, patch);
+      if (!org) throw ChatsvcError.notFound(`Organization ${id} not found`);
+      return org;
     },
   };
 }

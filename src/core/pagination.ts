@@ -106,30 +106,6 @@ export function pageMeta({ page, perPage, total, count }: { page: number; perPag
   };
 }
 
-/** A count statement and a page statement over the same named filter parameters. */
-export interface PageStatements<R> {
-  count: { get(params: Record<string, unknown>): { n: number } | undefined };
-  page: { all(params: Record<string, unknown>): R[] };
-}
-
-/**
- * One page of a filtered list: counts, reads the rows of `page` (1-based, default 1)
- * with `per_page` (default {@link DEFAULT_PER_PAGE}) and builds `meta`.
- *
- * @example
- * readPage(statements, { org: 1, chatbot: null }, { page: 2 }, toLead)
- */
-export function readPage<R, T>(
-  statements: PageStatements<R>,
-  filters: Record<string, unknown>,
-  { page = 1, per_page: perPage = DEFAULT_PER_PAGE }: { page?: number; per_page?: number },
-  toItem: (row: R) => T,
-): Page<T> {
-  const total = statements.count.get(filters)?.n ?? 0;
-  const rows = statements.page.all({ ...filters, limit: perPage, offset: (page - 1) * perPage });
-  return { data: rows.map(toItem), meta: pageMeta({ page, perPage, total, count: rows.length }) };
-}
-
 /**
  * Page links for the list at `url`: other query parameters (filters) are
  * kept, `page` and `per_page` are set. Absolute on `publicUrl` when given,

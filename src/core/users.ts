@@ -1,19 +1,11 @@
-import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { nowIso } from "./clock.js";
-import type { Db } from "./db/open.js";
-import { organizations, users } from "./db/schema.js";
+import type { UserRecord, UserStore } from "./storage/index.js";
 import { ChatsvcError } from "./errors.js";
 import { email, id, parse, text } from "./validation.js";
 
 /** A person of an organisation; API keys belong to users. */
-export interface User {
-  id: number;
-  organization_id: number;
-  email: string;
-  name: string | null;
-  created_at: string;
-}
+export type User = UserRecord;
 
 export interface CreateUserInput {
   organization_id: number;
@@ -27,50 +19,32 @@ const createSchema = z.object({
   name: text("name", { max: 200 }).optional(),
 });
 
-type Row = typeof users.$inferSelect;
-
-function toUser(row: Row): User {
-  return { id: row.id, organization_id: row.organizationId, email: row.email, name: row.name, created_at: row.createdAt };
-}
-
 export type Users = ReturnType<typeof createUsers>;
 
-export function createUsers(db: Db) {
+export function createUsers(store: UserStore) {
+  const findByEmail = (address: string): Promise<User | undefined> => store.findByEmail(address.trim().toLowerCase());
   return {
-    create(input: CreateUserInput): User {
+    async create(input: CreateUserInput): Promise<User> {
       const data = parse(createSchema, input);
-      const normalized = data.email.trim().toLowerCase();
-      return db.transaction(
-        (tx) => {
-          if (!tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, data.organization_id)).get()) {
-            throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
-          }
-          if (tx.select({ id: users.id }).from(users).where(eq(users.email, normalized)).get()) {
-            throw ChatsvcError.validation({ email: ["The email has already been taken."] });
-          }
-          const row = tx
-            .insert(users)
-            .values({ organizationId: data.organization_id, email: normalized, name: data.name?.trim() || null, createdAt: nowIso() })
-            .returning()
-            .get();
-          return toUser(row);
-        },
-        { behavior: "immediate" },
-      );
+      const created = await store.create({
+        organization_id: data.organization_id,
+        email: data.email.trim().toLowerCase(),
+        name: data.name?.trim() || null,
+        created_at: nowIso(),
+      });
+      if (created === "no-organization") throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
+      if (created === "email-taken") throw ChatsvcError.validation({ email: ["The email has already been taken."] });
+      return created;
     },
 
-    list(organizationId?: number): User[] {
-      const q = db.select().from(users);
-      return (organizationId === undefined ? q : q.where(eq(users.organizationId, organizationId))).orderBy(users.id).all().map(toUser);
+    list(organizationId?: number): Promise<User[]> {
+      return store.list(organizationId);
     },
 
-    findByEmail(address: string): User | undefined {
-      const row = db.select().from(users).where(eq(users.email, address.trim().toLowerCase())).get();
-      return row && toUser(row);
-    },
+    findByEmail,
 
-    getByEmail(address: string): User {
-      const user = this.findByEmail(address);
+    async getByEmail(address: string): Promise<User> {
+      const user = await findByEmail(address);
       if (!user) throw ChatsvcError.notFound(`No user with email ${address}`);
       return user;
     },

@@ -7,8 +7,8 @@ import type { ChatService } from "../service.js";
  * it and records the use off the request path. Throws the exact 401s.
  */
 export function createAuthenticator(service: ChatService) {
-  return (event: H3Event): Principal => {
-    const principal = service.keys.verify(presentedKey(event));
+  return async (event: H3Event): Promise<Principal> => {
+    const principal = await service.keys.verify(presentedKey(event));
     service.keys.touch(principal.keyId);
     (event.context as { principal?: Principal }).principal = principal;
     return principal;

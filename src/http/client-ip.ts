@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { H3Event } from "h3";
 import proxyaddr from "proxy-addr";
-import type { ResolvedConfig, TrustProxy } from "../config.js";
+import type { ResolvedConfig, TrustProxy } from "../core/config.js";
 
 type Trust = (address: string, hop: number) => boolean;
 

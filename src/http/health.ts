@@ -18,9 +18,9 @@ export const HEALTH_PATH = "/healthz";
  * app.get("/healthz", createHealthHandler(service));
  */
 export function createHealthHandler(service: ChatService) {
-  return (event: H3Event): Envelope<{ status: "ok" }> | ErrorEnvelope => {
+  return async (event: H3Event): Promise<Envelope<{ status: "ok" }> | ErrorEnvelope> => {
     event.res.headers.set("cache-control", "no-store");
-    const health = service.health();
+    const health = await service.health();
     if (!health.ok) {
       event.res.status = 503;
       recordRequestError(event, { message: health.reason });

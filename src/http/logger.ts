@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { LogLevel } from "../config.js";
+import type { LogLevel } from "../core/config.js";
 import type { Principal } from "../core/keys.js";
 import { isModelError } from "../models/errors.js";
 import { requestIdOf } from "./request-id.js";

@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { RateLimitOptions } from "../config.js";
+import type { RateLimitOptions } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
 import { createRateLimiter, type RateDecision, type RateLimiter } from "../widget/rate-limit.js";
@@ -16,7 +16,7 @@ export interface ApiRateLimits {
    * client IP's failure bucket and the presented key prefix's; once either is
    * spent, further failures answer 429 instead of 401.
    */
-  guard(authenticate: (event: H3Event) => Principal): (event: H3Event) => Principal;
+  guard(authenticate: (event: H3Event) => Promise<Principal>): (event: H3Event) => Promise<Principal>;
 }
 
 interface Limit {
@@ -67,10 +67,10 @@ export function createApiRateLimits(
     },
 
     guard(authenticate) {
-      return (event) => {
+      return async (event) => {
         let principal: Principal;
         try {
-          principal = authenticate(event);
+          principal = await authenticate(event);
         } catch (error) {
           if (ChatsvcError.isError(error) && error.status === 401) spendFailure(event);
           throw error;

@@ -23,7 +23,7 @@ export interface RequestGuards {
    */
   pipeline: (event: H3Event, next: () => unknown) => unknown;
   /** Wraps an authenticator with the failed-authentication and per-key limits. */
-  authenticate(authenticate: (event: H3Event) => Principal): (event: H3Event) => Principal;
+  authenticate(authenticate: (event: H3Event) => Promise<Principal>): (event: H3Event) => Promise<Principal>;
 }
 
 /**

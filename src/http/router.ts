@@ -85,12 +85,12 @@ export function registerRoutes(
   app: H3,
   service: ChatService,
   routes: RouteDefinition[],
-  authenticate: (event: H3Event) => Principal,
+  authenticate: (event: H3Event) => Promise<Principal>,
   { middleware }: { middleware?: Middleware[] } = {},
 ): void {
   for (const route of routes) {
-    const handler = (event: H3Event) => {
-      const principal = route.auth === false ? (undefined as unknown as Principal) : authenticate(event);
+    const handler = async (event: H3Event) => {
+      const principal = route.auth === false ? (undefined as unknown as Principal) : await authenticate(event);
       return route.handler({
         event,
         service,

@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { PendingReply } from "../core/chat.js";
+import type { PendingReply } from "../chat/chat.js";
 import { ChatsvcError } from "../core/errors.js";
 import { createCallSignal } from "../models/call-signal.js";
 import { ok, type ErrorEnvelope } from "./envelope.js";

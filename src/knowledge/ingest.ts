@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
-import type { ChunkingOptions, IngestOptions } from "../config.js";
+import type { ChunkingOptions, IngestOptions } from "../core/config.js";
 import { nowIso } from "../core/clock.js";
-import type { Sqlite } from "../core/db/open.js";
 import { ChatsvcError } from "../core/errors.js";
+import type { KnowledgeStore } from "../core/storage/index.js";
 import { chunkText, type ChunkText } from "./chunking/index.js";
 import type { Embedder } from "./embedders/index.js";
 import { expandInputs, loadTarget, LoadError, targetLabel, type LoadedDocument } from "./loaders/index.js";
-import type { DocumentStore } from "./store.js";
 import type { IngestInput, IngestProgress, IngestReport } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
 
@@ -20,8 +19,7 @@ interface Pending {
 }
 
 export interface IngestDeps {
-  sqlite: Sqlite;
-  store: DocumentStore;
+  store: KnowledgeStore;
   vectors: VectorIndex;
   embedder: () => Embedder;
   chunking: Required<ChunkingOptions>;
@@ -32,7 +30,7 @@ export interface IngestDeps {
 /**
  * Loads, chunks, embeds and stores inputs into one chatbot's knowledge base,
  * streaming: at most {@link BATCH_CHUNKS} chunks are held before they are
- * embedded and written in one transaction. A document whose source is known
+ * embedded and written in one storage write. A document whose source is known
  * is replaced when its content changed and skipped when not; new content
  * already stored under another source is skipped as a duplicate. A failing
  * input is reported and the batch goes on.
@@ -41,7 +39,7 @@ export interface IngestDeps {
  * await ingest(deps, bot.id, ["./docs"], { onProgress: (p) => console.log(p.done, p.total) });
  */
 export async function ingest(
-  { sqlite, store, vectors, embedder, chunking, fetching }: IngestDeps,
+  { store, vectors, embedder, chunking, fetching }: IngestDeps,
   chatbotId: number,
   inputs: IngestInput[],
   { onProgress }: { onProgress?: (p: IngestProgress) => void } = {},
@@ -51,7 +49,7 @@ export async function ingest(
   const report: IngestReport = { added: 0, updated: 0, skipped: 0, failed, chunks: 0, ms: 0 };
   const model = embedder();
   // Refuse early, before reading anything, when the stored vectors came from another embedder.
-  vectors.assertCompatible(model.spec);
+  await vectors.assertCompatible(model.spec);
 
   let pending: Pending[] = [];
   let pendingChunks = 0;
@@ -66,33 +64,17 @@ export async function ingest(
     const texts = batch.flatMap((p) => p.chunks.map(embeddingText));
     const embedded = await model.embed(texts);
     const dimension = embedded[0]!.length;
-    vectors.assertCompatible(model.spec, dimension);
-    const now = nowIso();
-    sqlite
-      .transaction(() => {
-        vectors.ensure(model.spec, dimension);
-        let v = 0;
-        for (const { doc, hash, chunks } of batch) {
-          const fields = { name: doc.name, type: doc.type, source: doc.source, url: doc.url, content_hash: hash, chunk_count: chunks.length, bytes: doc.bytes };
-          // Looked up again inside the transaction: another process may have written it since.
-          const existing = store.bySource(chatbotId, doc.source);
-          let documentId: number;
-          if (existing) {
-            store.replaceDocument(existing.id, fields, now);
-            documentId = existing.id;
-            report.updated++;
-          } else {
-            documentId = store.insertDocument(chatbotId, fields, now);
-            report.added++;
-          }
-          chunks.forEach((chunk, ordinal) => {
-            const chunkId = store.insertChunk(documentId, chatbotId, ordinal, chunk.heading, chunk.content);
-            vectors.insert(chunkId, chatbotId, embedded[v++]!);
-          });
-          report.chunks += chunks.length;
-        }
-      })
-      .immediate();
+    await vectors.assertCompatible(model.spec, dimension);
+    let v = 0;
+    const documents = batch.map(({ doc, hash, chunks }) => ({
+      fields: { name: doc.name, type: doc.type, source: doc.source, url: doc.url, content_hash: hash, chunk_count: chunks.length, bytes: doc.bytes },
+      chunks: chunks.map((chunk) => ({ heading: chunk.heading, content: chunk.content, vector: embedded[v++]! })),
+    }));
+    const written = await store.writeBatch({ chatbot_id: chatbotId, embedder: { spec: model.spec, dimension }, documents, now: nowIso() });
+    vectors.forgetRecord();
+    report.added += written.added;
+    report.updated += written.updated;
+    report.chunks += texts.length;
   };
 
   for (let i = 0; i < targets.length; i++) {
@@ -110,8 +92,8 @@ export async function ingest(
       throw error;
     }
     const hash = createHash("sha256").update(doc.text).digest("hex");
-    const existing = store.bySource(chatbotId, doc.source);
-    if (existing ? existing.content_hash === hash : hashesInBatch.has(hash) || store.byHash(chatbotId, hash) !== undefined) {
+    const existing = await store.documentBySource(chatbotId, doc.source);
+    if (existing ? existing.content_hash === hash : hashesInBatch.has(hash) || (await store.hasDocumentWithHash(chatbotId, hash))) {
       report.skipped++;
       continue;
     }

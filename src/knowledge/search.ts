@@ -1,10 +1,7 @@
-import type { Sqlite } from "../core/db/open.js";
+import type { KnowledgeStore } from "../core/storage/index.js";
 import type { Embedder } from "./embedders/index.js";
 import { embeddingText } from "./ingest.js";
-import { ftsMatch, ftsWords } from "./fts-query.js";
-import { createTermSelector } from "./fts-terms.js";
-import { createFullTextSearch } from "./full-text.js";
-import type { DocumentStore } from "./store.js";
+import { ftsWords } from "./fts-query.js";
 import { containsTerms, contentTerms, termWeight } from "./text/tokens.js";
 import type { RetrievedChunk } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
@@ -15,8 +12,7 @@ const MAX_QUERY_CHARS = 2000;
 const RRF_K = 60;
 
 export interface SearchDeps {
-  sqlite: Sqlite;
-  store: DocumentStore;
+  store: KnowledgeStore;
   vectors: VectorIndex;
   embedder: () => Embedder;
 }
@@ -28,29 +24,25 @@ export interface HybridSearchOptions {
 }
 
 /**
- * Hybrid retrieval for one chatbot: FTS5 BM25 and nearest-vector candidates,
+ * Hybrid retrieval for one chatbot: full-text and nearest-vector candidates,
  * fused by reciprocal rank, each scored for relevance in 0..1 (see
  * {@link relevance}), filtered by the threshold, best first.
  */
-export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchDeps) {
-  const fullText = createFullTextSearch(sqlite);
-  const selectTerms = createTermSelector(sqlite);
-
+export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
   return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
     const queryTerms = [...new Set(contentTerms(text))];
-    if (queryTerms.length === 0 || !store.hasChunks(chatbotId)) return [];
+    if (queryTerms.length === 0 || !(await store.hasChunks(chatbotId))) return [];
     const model = embedder();
-    vectors.assertCompatible(model.spec);
+    await vectors.assertCompatible(model.spec);
     const [queryVector] = await model.embed([text]);
     const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const match = ftsMatch(selectTerms(ftsWords(text)));
-    if (match) {
-      fullText(match, chatbotId, pool).forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
-    }
-    vectors.nearest(chatbotId, queryVector!, pool).forEach((hit, rank) => {
+    const words = ftsWords(text);
+    const [textHits, vectorHits] = await Promise.all([words.length > 0 ? store.fullText(chatbotId, words, pool) : [], vectors.nearest(chatbotId, queryVector!, pool)]);
+    textHits.forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
+    vectorHits.forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
       entry.fused += 1 / (RRF_K + rank + 1);
       entry.similarity = 1 - hit.distance;
@@ -58,8 +50,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
     });
 
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
-    const textOnlySimilarity = vectors.similarities(textOnly, queryVector!);
-    const rows = store.chunks([...candidates.keys()]);
+    const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector!), store.chunks([...candidates.keys()])]);
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
       const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;

@@ -1,3 +1,5 @@
+import type { DocumentRecord } from "../core/storage/index.js";
+
 /** A chunk found for a query, with what `sources` shows about its document. */
 export interface RetrievedChunk {
   chunk_id: number;
@@ -33,17 +35,7 @@ export interface IngestReport {
 }
 
 /** A document of a chatbot's knowledge base. */
-export interface KnowledgeDocument {
-  id: number;
-  name: string;
-  type: string;
-  source: string;
-  url: string | null;
-  chunk_count: number;
-  bytes: number;
-  created_at: string;
-  updated_at: string;
-}
+export type KnowledgeDocument = DocumentRecord;
 
 export interface SearchOptions {
   /** How many chunks at most. Default: the service's `retrieval.k`. */
@@ -66,10 +58,9 @@ export interface Knowledge {
   search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
   /** {@link search} by chatbot id (the chat pipeline has the id already). */
   searchChatbot(chatbotId: number, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
-  list(slug: string): KnowledgeDocument[];
-  remove(slug: string, documentId: number): void;
+  list(slug: string): Promise<KnowledgeDocument[]>;
+  remove(slug: string, documentId: number): Promise<void>;
   /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */
   reindex(slug?: string): Promise<{ chunks: number; ms: number }>;
-  hasKnowledge(chatbotId: number): boolean;
-  close(): void;
+  hasKnowledge(chatbotId: number): Promise<boolean>;
 }

@@ -1,16 +1,9 @@
-import type { Sqlite } from "../core/db/open.js";
-import { nowIso } from "../core/clock.js";
 import { ChatsvcError } from "../core/errors.js";
+import type { ChangeFeed, EmbedderRecord, KnowledgeStore } from "../core/storage/index.js";
 import { dot } from "./embedders/index.js";
 import { createQuantizedVectors, type QuantizedVectors } from "./quantized-vectors.js";
 
-/** Which embedder built the stored vectors; one per database. */
-export interface EmbedderRecord {
-  spec: string;
-  dimension: number;
-}
-
-const SETTING = "knowledge.embedder";
+export type { EmbedderRecord };
 
 /**
  * Approximate candidates re-scored in float per nearest neighbour asked for:
@@ -32,44 +25,34 @@ interface Cached {
 }
 
 /**
- * Chunk vectors: float32 blobs in `chunk_embeddings` (deleted with their chunk
- * by foreign key), the settings row recording the embedder, and per chatbot an
- * in-memory int8 copy for nearest-neighbour candidates that are then re-scored
- * in float. The copy follows the table, also when another process writes:
- * added vectors have higher chunk ids, and a trigger counts removed or
- * replaced ones in `chunk_embedding_revisions`.
+ * Nearest-neighbour search over the stored chunk vectors: per chatbot an
+ * in-memory int8 copy gives candidates that are then re-scored in float. The
+ * copy follows the store, also when another process or instance writes: added
+ * vectors have higher chunk ids, and the store's revision counts removed or
+ * replaced ones. The embedder record is re-read when the storage reports a
+ * settings change made elsewhere, or after this process wrote it.
  */
-export function createVectorIndex(sqlite: Sqlite) {
-  migrateLegacyTable(sqlite);
-  const readSetting = sqlite.prepare<[string], { value: string }>("SELECT value FROM settings WHERE key = ?");
-  const writeSetting = sqlite.prepare<[string, string, string]>(
-    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-  );
-  const insert = sqlite.prepare<[number, number, Buffer]>("INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?)");
-  const upsert = sqlite.prepare<[number, number, Buffer]>(
-    "INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
-  );
-  const deleteAll = sqlite.prepare("DELETE FROM chunk_embeddings");
-  const state = sqlite.prepare<[number, number], { max_id: number | null; revision: number }>(
-    `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = ?) AS max_id,
-            coalesce((SELECT revision FROM chunk_embedding_revisions WHERE chatbot_id = ?), 0) AS revision`,
-  );
-  const rowsAfter = sqlite
-    .prepare<[number, number], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ? AND chunk_id > ? ORDER BY chunk_id")
-    .raw();
-  const byIds = sqlite
-    .prepare<[string], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id IN (SELECT value FROM json_each(?))")
-    .raw();
+export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
   const cache = new Map<number, Cached>();
+  /** One refresh per chatbot at a time: two searches must not both append the same rows. */
+  const refreshing = new Map<number, Promise<QuantizedVectors | undefined>>();
+  let embedder: { version: number; value: Promise<EmbedderRecord | undefined> } | undefined;
 
-  const record = (): EmbedderRecord | undefined => {
-    const row = readSetting.get(SETTING);
-    return row ? (JSON.parse(row.value) as EmbedderRecord) : undefined;
+  const record = (): Promise<EmbedderRecord | undefined> => {
+    const version = changes.version("settings");
+    if (!embedder || embedder.version !== version) {
+      const value = store.embedder().catch((error: unknown) => {
+        embedder = undefined;
+        throw error;
+      });
+      embedder = { version, value };
+    }
+    return embedder.value;
   };
 
-  /** The chatbot's in-memory copy, brought up to date with the table. */
-  const current = (chatbotId: number, dimension: number): QuantizedVectors | undefined => {
-    const { max_id: maxId, revision } = state.get(chatbotId, chatbotId)!;
+  /** The chatbot's in-memory copy, brought up to date with the store. */
+  const refresh = async (chatbotId: number, dimension: number): Promise<QuantizedVectors | undefined> => {
+    const { max_id: maxId, revision } = await store.vectorState(chatbotId);
     let cached = cache.get(chatbotId);
     if (maxId === null) {
       cache.delete(chatbotId);
@@ -80,27 +63,41 @@ export function createVectorIndex(sqlite: Sqlite) {
       cache.set(chatbotId, cached);
     }
     if (maxId > cached.maxId) {
-      for (const [id, blob] of rowsAfter.iterate(chatbotId, cached.maxId)) {
-        if (blob.byteLength === dimension * 4) cached.index.add(id, toVector(blob));
+      for (const [id, vector] of await store.vectorsAfter(chatbotId, cached.maxId)) {
+        if (vector.length === dimension) cached.index.add(id, vector);
         cached.maxId = id;
       }
     }
     return cached.index;
   };
 
-  const similarities = (ids: number[], vector: Float32Array): Map<number, number> => {
+  const current = (chatbotId: number, dimension: number): Promise<QuantizedVectors | undefined> => {
+    let pending = refreshing.get(chatbotId);
+    if (!pending) {
+      pending = refresh(chatbotId, dimension).finally(() => refreshing.delete(chatbotId));
+      refreshing.set(chatbotId, pending);
+    }
+    return pending;
+  };
+
+  const similarities = async (ids: number[], vector: Float32Array): Promise<Map<number, number>> => {
     const out = new Map<number, number>();
     if (ids.length === 0) return out;
-    for (const [id, blob] of byIds.all(JSON.stringify(ids))) out.set(id, dot(vector, toVector(blob)));
+    for (const [id, stored] of await store.vectorsOf(ids)) out.set(id, dot(vector, stored));
     return out;
   };
 
   return {
     record,
 
+    /** Drops the remembered embedder record after this process changed it. */
+    forgetRecord(): void {
+      embedder = undefined;
+    },
+
     /** Refuses an embedder other than the one the stored vectors were built with. */
-    assertCompatible(spec: string, dimension?: number): void {
-      const stored = record();
+    async assertCompatible(spec: string, dimension?: number): Promise<void> {
+      const stored = await record();
       if (!stored) return;
       if (stored.spec !== spec || (dimension !== undefined && stored.dimension !== dimension)) {
         throw new ChatsvcError(
@@ -113,35 +110,14 @@ export function createVectorIndex(sqlite: Sqlite) {
       }
     },
 
-    /** Inside a write transaction: records the embedder on first use. */
-    ensure(spec: string, dimension: number): void {
-      if (record()) return;
-      writeSetting.run(SETTING, JSON.stringify({ spec, dimension } satisfies EmbedderRecord), nowIso());
-    },
-
-    /** Inside a write transaction: drops every vector and starts over for another embedder. */
-    recreate(spec: string, dimension: number): void {
-      deleteAll.run();
-      writeSetting.run(SETTING, JSON.stringify({ spec, dimension } satisfies EmbedderRecord), nowIso());
-    },
-
-    insert(chunkId: number, chatbotId: number, vector: Float32Array): void {
-      insert.run(chunkId, chatbotId, toBlob(vector));
-    },
-
-    /** Stores a chunk's vector in place of the one it has (if any). */
-    replace(chunkId: number, chatbotId: number, vector: Float32Array): void {
-      upsert.run(chunkId, chatbotId, toBlob(vector));
-    },
-
     /** The chatbot's `k` nearest chunks by cosine distance (exact, float), nearest first; empty before any vector was stored. */
-    nearest(chatbotId: number, vector: Float32Array, k: number): VectorHit[] {
-      const stored = record();
+    async nearest(chatbotId: number, vector: Float32Array, k: number): Promise<VectorHit[]> {
+      const stored = await record();
       if (!stored || stored.dimension !== vector.length) return [];
-      const index = current(chatbotId, stored.dimension);
+      const index = await current(chatbotId, stored.dimension);
       if (!index) return [];
       const ids = index.candidates(vector, Math.max(k * RESCORE_FACTOR, MIN_RESCORED));
-      const scored = similarities(ids, vector);
+      const scored = await similarities(ids, vector);
       return [...scored]
         .sort((a, b) => b[1] - a[1])
         .slice(0, k)
@@ -154,33 +130,3 @@ export function createVectorIndex(sqlite: Sqlite) {
 }
 
 export type VectorIndex = ReturnType<typeof createVectorIndex>;
-
-/**
- * Databases from before `chunk_embeddings` kept vectors in a vec0 table
- * created at run time; copy them over once and drop it. Checked inside the
- * write transaction because another process may be doing the same.
- */
-function migrateLegacyTable(sqlite: Sqlite): void {
-  const legacy = sqlite.prepare<[], { x: number }>("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'");
-  if (!legacy.get()) return;
-  sqlite
-    .transaction(() => {
-      if (!legacy.get()) return;
-      sqlite.exec(
-        `INSERT OR IGNORE INTO chunk_embeddings (chunk_id, chatbot_id, embedding)
-           SELECT v.chunk_id, v.chatbot_id, v.embedding FROM chunk_vectors v WHERE v.chunk_id IN (SELECT id FROM chunks);
-         DROP TRIGGER IF EXISTS chunk_vectors_ad;
-         DROP TABLE chunk_vectors;`,
-      );
-    })
-    .immediate();
-}
-
-function toBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function toVector(blob: Buffer): Float32Array {
-  // Blobs from SQLite need not be 4-byte aligned; copy when they are not.
-  return blob.byteOffset % 4 === 0 ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4) : new Float32Array(new Uint8Array(blob).buffer);
-}

@@ -1,4 +1,4 @@
-import type { ResolvedConfig } from "../config.js";
+import type { ResolvedConfig } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import { createExtractiveModel } from "./extractive.js";
 import { createOllamaModel } from "./ollama.js";

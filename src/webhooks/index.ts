@@ -1,8 +1,7 @@
-import type { ResolvedConfig } from "../config.js";
-import type { Db } from "../core/db/open.js";
-import type { EventBus } from "../core/events.js";
+import type { ResolvedConfig } from "../core/config.js";
+import type { EventBus, EventName } from "../core/events.js";
+import type { OutboxStore, WebhookStore } from "../core/storage/index.js";
 import { createSender } from "./deliver.js";
-import { createOutboxHook } from "./outbox.js";
 import { createWebhookRegistry, type WebhookRegistry } from "./registry.js";
 import { createDeliveryWorker } from "./worker.js";
 
@@ -12,6 +11,14 @@ export { verifyWebhook, signWebhook, type VerifyWebhookOptions, type WebhookHead
 /** How long `close()` waits for deliveries in flight before leaving them for the next start. */
 const SHUTDOWN_GRACE_MS = 2_000;
 
+/**
+ * The body every subscriber of an event receives (and that is signed):
+ * `{"event": name, "data": payload}`. Storage writes it into the outbox rows.
+ */
+export function encodeWebhookEvent(name: EventName, data: unknown): string {
+  return JSON.stringify({ event: name, data });
+}
+
 export interface WebhookRuntime {
   /** The registry the service exposes as `service.webhooks`. */
   registry: WebhookRegistry;
@@ -20,23 +27,24 @@ export interface WebhookRuntime {
 }
 
 /**
- * Wires webhooks into a service: the registry, the outbox hook on the event
- * bus (delivery rows written in the transaction of the change) and the
- * delivery worker, started at once so rows a previous process left pending
- * go out.
+ * Wires webhooks into a service: the registry, and the delivery worker,
+ * started at once so rows a previous process left pending go out, and woken
+ * when a committed event queued deliveries.
  *
  * @example
- * const runtime = createWebhookRuntime(db, events, config);
+ * const runtime = createWebhookRuntime(storage, events, config);
  * await runtime.registry.register(orgId, { url, events: ["lead_captured"] });
  * await runtime.close();
  */
-export function createWebhookRuntime(db: Db, events: EventBus, config: ResolvedConfig): WebhookRuntime {
+export function createWebhookRuntime(storage: { webhooks: WebhookStore; outbox: OutboxStore }, events: EventBus, config: ResolvedConfig): WebhookRuntime {
   const sender = createSender(config.webhooks);
-  const worker = createDeliveryWorker(db.$client, sender, config.webhooks);
-  events.addTransactionalHook(createOutboxHook(db.$client, () => worker.wake()));
+  const worker = createDeliveryWorker(storage.outbox, sender, config.webhooks);
+  events.onRecorded(({ deliveries }) => {
+    if (deliveries > 0) worker.wake();
+  });
   worker.start();
   return {
-    registry: createWebhookRegistry(db, config.webhooks),
+    registry: createWebhookRegistry(storage.webhooks, config.webhooks),
     close: () => worker.stop(SHUTDOWN_GRACE_MS),
   };
 }

@@ -1,10 +1,8 @@
-import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { nowIso } from "../core/clock.js";
-import type { Db } from "../core/db/open.js";
-import { organizations, webhooks } from "../core/db/schema.js";
 import { ChatsvcError } from "../core/errors.js";
 import { EVENT_NAMES, type EventName } from "../core/events.js";
+import type { WebhookRecord, WebhookStore } from "../core/storage/index.js";
 import { body, oneOf, parse, text } from "../core/validation.js";
 import { resolveAllowed, urlProblem, type AddressPolicy } from "../net/address-policy.js";
 import { generateWebhookSecret } from "./signing.js";
@@ -65,22 +63,20 @@ export const registerSchema = body({
   name: text("name", { min: 1, max: 200 }).nullish(),
 });
 
-type Row = typeof webhooks.$inferSelect;
-
-function toWebhook(row: Row): Webhook {
+function toWebhook(row: WebhookRecord): Webhook {
   return {
     id: row.id,
-    organization_id: row.organizationId,
+    organization_id: row.organization_id,
     name: row.name,
     url: row.url,
     events: parseEvents(row.events),
-    is_active: row.isActive,
-    total_triggers: row.totalTriggers,
-    failed_triggers: row.failedTriggers,
-    last_triggered_at: row.lastTriggeredAt,
-    last_failure: row.lastFailureAt === null ? null : { at: row.lastFailureAt, status: row.lastFailureStatus, error: row.lastFailureError ?? "" },
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
+    is_active: row.is_active,
+    total_triggers: row.total_triggers,
+    failed_triggers: row.failed_triggers,
+    last_triggered_at: row.last_triggered_at,
+    last_failure: row.last_failure_at === null ? null : { at: row.last_failure_at, status: row.last_failure_status, error: row.last_failure_error ?? "" },
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -100,12 +96,10 @@ export type WebhookRegistry = ReturnType<typeof createWebhookRegistry>;
  * list, delete.
  *
  * @example
- * const registry = createWebhookRegistry(db, config.webhooks);
+ * const registry = createWebhookRegistry(storage.webhooks, config.webhooks);
  * const { webhook, secret } = await registry.register(orgId, { url: "https://example.com/hooks", events: ["lead_captured"] });
  */
-export function createWebhookRegistry(db: Db, policy: AddressPolicy) {
-  const find = (id: number): Row | undefined => db.select().from(webhooks).where(eq(webhooks.id, id)).get();
-
+export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy) {
   return {
     /**
      * Creates a webhook, or updates the organisation's webhook with the same
@@ -115,73 +109,45 @@ export function createWebhookRegistry(db: Db, policy: AddressPolicy) {
     async register(organizationId: number, input: RegisterWebhookInput): Promise<RegisteredWebhook> {
       const data = parse(registerSchema, input);
       const url = await checkUrl(data.url.trim(), policy);
-      const events = EVENT_NAMES.filter((name) => data.events.includes(name));
-      const now = nowIso();
-      return db.transaction(
-        (tx) => {
-          if (!tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).get()) {
-            throw ChatsvcError.notFound(`Organization ${organizationId} not found`);
-          }
-          const existing = tx
-            .select()
-            .from(webhooks)
-            .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.url, url)))
-            .get();
-          if (existing) {
-            const patch: Partial<Row> = { events: JSON.stringify(events), isActive: true, updatedAt: now };
-            if (data.name) patch.name = data.name.trim();
-            const row = tx.update(webhooks).set(patch).where(eq(webhooks.id, existing.id)).returning().get()!;
-            return { created: false, webhook: toWebhook(row) };
-          }
-          const secret = generateWebhookSecret();
-          const row = tx
-            .insert(webhooks)
-            .values({
-              organizationId,
-              name: data.name?.trim() || new URL(url).host,
-              url,
-              events: JSON.stringify(events),
-              secret,
-              createdAt: now,
-              updatedAt: now,
-            })
-            .returning()
-            .get();
-          return { created: true, webhook: toWebhook(row), secret };
-        },
-        { behavior: "immediate" },
-      );
+      const secret = generateWebhookSecret();
+      const registered = await store.register({
+        organization_id: organizationId,
+        url,
+        events: EVENT_NAMES.filter((name) => data.events.includes(name)),
+        name: data.name?.trim() || null,
+        default_name: new URL(url).host,
+        secret,
+        now: nowIso(),
+      });
+      if (registered === "no-organization") throw ChatsvcError.notFound(`Organization ${organizationId} not found`);
+      const webhook = toWebhook(registered.webhook);
+      return registered.created ? { created: true, webhook, secret } : { created: false, webhook };
     },
 
     /** Webhooks of one organisation, or of all when no id is given, oldest first. */
-    list(organizationId?: number): Webhook[] {
-      const q = db.select().from(webhooks);
-      return (organizationId === undefined ? q : q.where(eq(webhooks.organizationId, organizationId))).orderBy(asc(webhooks.id)).all().map(toWebhook);
+    async list(organizationId?: number): Promise<Webhook[]> {
+      return (await store.list(organizationId)).map(toWebhook);
     },
 
     /** One webhook of the organisation: 404 when it does not exist, 403 when another organisation owns it. */
-    get(organizationId: number, id: number): Webhook {
-      return toWebhook(owned(find(id), organizationId));
+    async get(organizationId: number, id: number): Promise<Webhook> {
+      const row = await store.find(id);
+      if (!row) throw notFound();
+      if (row.organization_id !== organizationId) throw forbidden();
+      return toWebhook(row);
     },
 
     /** Deletes a webhook of the organisation with its pending deliveries (404 unknown, 403 another organisation's). */
-    delete(organizationId: number, id: number): void {
-      db.transaction(
-        (tx) => {
-          owned(tx.select().from(webhooks).where(eq(webhooks.id, id)).get(), organizationId);
-          tx.delete(webhooks).where(eq(webhooks.id, id)).run();
-        },
-        { behavior: "immediate" },
-      );
+    async delete(organizationId: number, id: number): Promise<void> {
+      const outcome = await store.delete(id, organizationId);
+      if (outcome === "missing") throw notFound();
+      if (outcome === "forbidden") throw forbidden();
     },
   };
 }
 
-function owned(row: Row | undefined, organizationId: number): Row {
-  if (!row) throw ChatsvcError.notFound("Webhook not found");
-  if (row.organizationId !== organizationId) throw ChatsvcError.forbidden("You do not have access to this webhook");
-  return row;
-}
+const notFound = () => ChatsvcError.notFound("Webhook not found");
+const forbidden = () => ChatsvcError.forbidden("You do not have access to this webhook");
 
 /** The normalised URL, or a 422 on `url` when it is malformed or points where webhooks may not go. */
 async function checkUrl(raw: string, policy: AddressPolicy): Promise<string> {

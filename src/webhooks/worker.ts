@@ -1,4 +1,4 @@
-import type { Sqlite } from "../core/db/open.js";
+import type { AttemptRecord, DueDelivery, OutboxStore } from "../core/storage/index.js";
 import type { AttemptOutcome, Sender } from "./deliver.js";
 import { secretKey } from "./signing.js";
 
@@ -35,77 +35,29 @@ const LEASE_MARGIN_MS = 1_000;
 const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
-interface Finished {
-  row: DueRow;
-  outcome: AttemptOutcome;
-}
-
-interface DueRow {
-  id: number;
-  webhook_id: number;
-  message_id: string;
-  payload: string;
-  attempts: number;
-  url: string;
-  secret: string;
-}
-
 /**
- * Delivers the outbox: claims due rows (leasing them by moving their
- * `next_attempt_at` past the attempt timeout, so another process sharing the
- * database leaves them alone, and a crashed process's rows come back due once
- * the lease runs out), sends them with bounded concurrency and records each
- * outcome with the webhook's counters in one transaction. Failures are retried
- * on the configured schedule; `Retry-After` on 429/503 can stretch a delay but
- * never adds attempts; 410 deactivates the webhook.
+ * Delivers the outbox: claims due rows (leasing them past the attempt timeout,
+ * so another process or instance sharing the database leaves them alone, and a
+ * crashed one's rows come back due once the lease runs out), sends them with
+ * bounded concurrency and records each outcome with the webhook's counters in
+ * one storage write. Failures are retried on the configured schedule;
+ * `Retry-After` on 429/503 can stretch a delay but never adds attempts; 410
+ * deactivates the webhook.
  *
  * @example
- * const worker = createDeliveryWorker(db.$client, sender, config.webhooks);
+ * const worker = createDeliveryWorker(storage.outbox, sender, config.webhooks);
  * worker.start();
  * await worker.stop();
  */
-export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: WorkerOptions): DeliveryWorker {
+export function createDeliveryWorker(outbox: OutboxStore, sender: Sender, options: WorkerOptions): DeliveryWorker {
   const { retryDelaysMs, timeoutMs, concurrency, pollIntervalMs = 1_000, onError = (e) => console.error("chatsvc: webhook delivery failed", e) } = options;
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
 
-  const due = sqlite.prepare<[number, number], DueRow>(
-    `SELECT d.id, d.webhook_id, d.message_id, d.payload, d.attempts, w.url, w.secret
-       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.is_active = 1
-      ORDER BY d.next_attempt_at, d.id LIMIT ?`,
-  );
-  const lease = sqlite.prepare<[number, number]>("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?");
-  // ORDER BY + LIMIT walks the due index and stops at the first row; MIN() over the join would scan every pending row.
-  const nextDue = sqlite
-    .prepare<[], number>(
-      `SELECT d.next_attempt_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND w.is_active = 1 ORDER BY d.next_attempt_at LIMIT 1`,
-    )
-    .pluck();
-  const finishRow = sqlite.prepare<{ id: number; status: string; attempts: number; next: number; code: number | null; error: string | null; now: string }>(
-    `UPDATE webhook_deliveries SET status = @status, attempts = @attempts, next_attempt_at = @next, last_status = @code, last_error = @error, updated_at = @now
-      WHERE id = @id AND status = 'pending'`,
-  );
-  const count = sqlite.prepare<{ id: number; total: number; failed: number; now: string }>(
-    `UPDATE webhooks SET total_triggers = total_triggers + @total, failed_triggers = failed_triggers + @failed, last_triggered_at = @now
-      WHERE id = @id`,
-  );
-  const noteFailure = sqlite.prepare<{ id: number; code: number | null; error: string; now: string }>(
-    "UPDATE webhooks SET last_failure_at = @now, last_failure_status = @code, last_failure_error = @error WHERE id = @id",
-  );
-  const deactivate = sqlite.prepare<[string, number]>("UPDATE webhooks SET is_active = 0, updated_at = ? WHERE id = ?");
-  const dropPending = sqlite.prepare<[string, string, number]>(
-    "UPDATE webhook_deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE webhook_id = ? AND status = 'pending'",
-  );
-  // A finished row's next_attempt_at is when it finished, so the due index serves this too.
-  const prune = sqlite.prepare<[number]>("DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND next_attempt_at < ?");
-  const release = sqlite.prepare<[number, number]>("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'");
-
-  const record = (row: DueRow, outcome: AttemptOutcome) => {
+  /** How an attempt's outcome is recorded: delivered, failed for good, or pending for its retry. */
+  const toRecord = (row: DueDelivery, outcome: AttemptOutcome): AttemptRecord => {
     const nowMs = Date.now();
-    const now = new Date(nowMs).toISOString();
     const attempts = row.attempts + 1;
-    let status = "pending";
+    let status: AttemptRecord["status"] = "pending";
     let next = nowMs;
     if (outcome.ok || outcome.gone || attempts > retryDelaysMs.length) {
       status = outcome.ok ? "delivered" : "failed";
@@ -113,42 +65,37 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
       const scheduled = retryDelaysMs[attempts - 1]!;
       next = nowMs + Math.max(scheduled, Math.min(outcome.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
     }
-    const changed = finishRow.run({ id: row.id, status, attempts, next, code: outcome.status, error: outcome.ok ? null : outcome.error, now }).changes;
-    // The row is gone (webhook deleted) or another process finished it: nothing to count.
-    if (changed === 0) return;
-    count.run({ id: row.webhook_id, total: row.attempts === 0 ? 1 : 0, failed: status === "failed" ? 1 : 0, now });
-    if (!outcome.ok) noteFailure.run({ id: row.webhook_id, code: outcome.status, error: outcome.error, now });
-    if (!outcome.ok && outcome.gone) {
-      deactivate.run(now, row.webhook_id);
-      dropPending.run("Not sent: the webhook was deactivated (410 Gone)", now, row.webhook_id);
-    }
+    return {
+      delivery_id: row.id,
+      webhook_id: row.webhook_id,
+      status,
+      attempts,
+      next_attempt_at: next,
+      http_status: outcome.status,
+      error: outcome.ok ? null : outcome.error,
+      first_attempt: row.attempts === 0,
+      gone: !outcome.ok && outcome.gone === true,
+      now: new Date(nowMs).toISOString(),
+    };
   };
 
-  // One transaction per turn of the event loop records every finished attempt
-  // and claims the next rows: at thousands of deliveries a second, per-row
-  // transactions would be the bottleneck.
-  const settle = sqlite.transaction((results: Finished[], now: number, limit: number) => {
-    for (const { row, outcome } of results) record(row, outcome);
-    if (limit <= 0) return [];
-    const rows = due.all(now, limit);
-    for (const row of rows) lease.run(now + leaseMs, row.id);
-    return rows;
-  });
-
   const inFlight = new Map<number, Promise<void>>();
-  const finished: Finished[] = [];
+  const finished: AttemptRecord[] = [];
   let running = false;
   let stopped = false;
   let detached = false;
   let pumpQueued = false;
+  /** The pump turn under way: one at a time, so rows are never claimed twice by this process. */
+  let pumping: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let prunedAt = 0;
 
-  /** Records finished attempts and, unless stopping, claims rows for the free slots. */
-  const flush = (claimLimit: number): DueRow[] => {
+  /** Records finished attempts and claims rows for `claimLimit` free slots, in one write. */
+  const flush = async (claimLimit: number): Promise<DueDelivery[]> => {
     const results = finished.splice(0);
+    const now = Date.now();
     try {
-      return settle.immediate(results, Date.now(), claimLimit);
+      return await outbox.settle(results, { now, limit: claimLimit, leaseUntil: now + leaseMs });
     } catch (error) {
       // Unrecorded attempts stay leased and are retried once the lease runs out.
       onError(error);
@@ -156,8 +103,7 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
     }
   };
 
-  const pump = () => {
-    pumpQueued = false;
+  const pump = async () => {
     if (!running || stopped) return;
     clearTimeout(timer);
     const free = concurrency - inFlight.size;
@@ -165,37 +111,60 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
     const now = Date.now();
     if (now - prunedAt > PRUNE_INTERVAL_MS) {
       prunedAt = now;
-      try {
-        prune.run(now - RETENTION_MS);
-      } catch (error) {
-        onError(error);
-      }
+      await outbox.prune(now - RETENTION_MS).catch(onError);
     }
-    const rows = flush(free);
+    const rows = await flush(free);
+    if (stopped) {
+      // Claimed while stopping: hand them straight back.
+      await outbox.release(rows.map((row) => row.id), Date.now()).catch(onError);
+      return;
+    }
     // A row still in flight here (its lease ran out under a stalled event loop) is not sent twice at once.
     for (const row of rows) if (!inFlight.has(row.id)) send(row);
     // A full batch means more may be due: a finishing delivery wakes the pump.
-    if (rows.length < free) sleepUntil(nextDue.get() ?? now + pollIntervalMs);
+    if (rows.length < free) {
+      const next = await outbox.nextDue().catch((error: unknown) => {
+        onError(error);
+        return undefined;
+      });
+      sleepUntil(next ?? Date.now() + pollIntervalMs);
+    }
   };
 
   const sleepUntil = (at: number) => {
     clearTimeout(timer);
+    if (stopped) return;
     timer = setTimeout(wake, Math.min(Math.max(at - Date.now(), 5), pollIntervalMs));
     timer.unref();
+  };
+
+  const turn = () => {
+    pumpQueued = false;
+    if (pumping) {
+      // Look again once the turn under way has ended.
+      pumpQueued = true;
+      return;
+    }
+    pumping = pump()
+      .catch(onError)
+      .finally(() => {
+        pumping = undefined;
+        if (pumpQueued) setImmediate(turn);
+      });
   };
 
   const wake = () => {
     if (pumpQueued || !running || stopped) return;
     pumpQueued = true;
-    // setImmediate: the outbox calls this inside a transaction; look after it has committed.
-    setImmediate(pump);
+    // setImmediate: gather the wake-ups of one turn of the event loop into one pump.
+    if (!pumping) setImmediate(turn);
   };
 
-  const send = (row: DueRow) => {
+  const send = (row: DueDelivery) => {
     const attempt = sender
       .send({ url: row.url, key: secretKey(row.secret), messageId: row.message_id, payload: row.payload })
       .then((outcome) => {
-        if (!detached) finished.push({ row, outcome });
+        if (!detached) finished.push(toRecord(row, outcome));
       })
       .catch(onError)
       .finally(() => {
@@ -218,24 +187,16 @@ export function createDeliveryWorker(sqlite: Sqlite, sender: Sender, options: Wo
       if (stopped) return;
       stopped = true;
       clearTimeout(timer);
+      await pumping;
       if (inFlight.size > 0) {
         let timeout: NodeJS.Timeout | undefined;
         await Promise.race([Promise.allSettled(inFlight.values()), new Promise((resolve) => (timeout = setTimeout(resolve, graceMs)))]);
         clearTimeout(timeout);
       }
       detached = true;
-      flush(0);
-      if (inFlight.size > 0) {
-        // Unfinished rows are due again at once for the next start instead of waiting out their lease.
-        const now = Date.now();
-        try {
-          sqlite.transaction(() => {
-            for (const id of inFlight.keys()) release.run(now, id);
-          }).immediate();
-        } catch (error) {
-          onError(error);
-        }
-      }
+      await flush(0);
+      // Unfinished rows are due again at once for the next start instead of waiting out their lease.
+      if (inFlight.size > 0) await outbox.release([...inFlight.keys()], Date.now()).catch(onError);
       sender.close();
     },
   };

@@ -1,5 +1,6 @@
 import { H3, getRouterParam, type H3Event } from "h3";
-import { MAX_MESSAGE_CHARS } from "../core/chat.js";
+import { MAX_MESSAGE_CHARS } from "../chat/chat.js";
+import type { Branding } from "../core/branding.js";
 import type { Chatbot } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
 import { reportUnexpected } from "../http/app.js";
@@ -13,7 +14,7 @@ import { publicOrigin } from "../http/own-origins.js";
 import { allowPreflight, sameOriginPolicy } from "./cors.js";
 import { createWidgetGuard, type Admitted } from "./guard.js";
 import { loadWidgetScript, serveWidgetScript } from "./script.js";
-import { createWidgetTokens, widgetSecret } from "./token.js";
+import { createWidgetTokens, widgetSecret, type WidgetTokens } from "./token.js";
 import { forVisitor, toVisitorError } from "./visitor-view.js";
 
 export interface WidgetAppOptions {
@@ -41,7 +42,7 @@ export interface WidgetConfig {
   placeholder_text: string;
   language: string;
   appearance: Chatbot["appearance"];
-  branding: ReturnType<ChatService["branding"]>;
+  branding: Branding;
   message_max_chars: number;
 }
 
@@ -71,7 +72,16 @@ export function createWidgetApp(
   }: WidgetAppOptions = {},
 ): H3 {
   loadWidgetScript();
-  const tokens = createWidgetTokens(widgetSecret(service), { ttlSeconds: service.config.widget.tokenTtlSeconds });
+  // The secret is read (or created) on the first request that needs it, so building the app does no I/O.
+  let signing: Promise<WidgetTokens> | undefined;
+  const tokens = (): Promise<WidgetTokens> =>
+    (signing ??= widgetSecret(service).then(
+      (secret) => createWidgetTokens(secret, { ttlSeconds: service.config.widget.tokenTtlSeconds }),
+      (error: unknown) => {
+        signing = undefined;
+        throw error;
+      },
+    ));
   const guard = createWidgetGuard(service, tokens, { sameOrigin: sameOriginPolicy(sameOriginSlugs, ownOrigins) });
   const app = new H3();
 
@@ -87,53 +97,53 @@ export function createWidgetApp(
     }
   };
   const route = (method: "GET" | "POST", path: string, handler: Handler) =>
-    app.on(method, path, (event) => respond(event, () => handler(event, guard.admit(event, getRouterParam(event, "slug", { decode: true }) ?? ""))));
+    app.on(method, path, (event) => respond(event, async () => handler(event, await guard.admit(event, getRouterParam(event, "slug", { decode: true }) ?? ""))));
   /** A route addressing one conversation: the visitor's token must be for it. */
   const visitorRoute = (method: "GET" | "POST", path: string, handler: (event: H3Event, admitted: Admitted, conversationId: number) => unknown) =>
-    route(method, path, (event, admitted) => handler(event, admitted, guard.conversation(event, admitted, looseId(getRouterParam(event, "id")))));
+    route(method, path, async (event, admitted) => handler(event, admitted, await guard.conversation(event, admitted, looseId(getRouterParam(event, "id")))));
 
   app.get("/widget.js", serveWidgetScript);
   // Registered explicitly: a mounting app's catch-all route would otherwise take HEAD before h3 falls back to GET.
   app.on("HEAD", "/widget.js", serveWidgetScript);
 
   app.options("/widget/:slug/**", (event) =>
-    respond(event, () => {
-      allowPreflight(event, guard.admitOrigin(event, getRouterParam(event, "slug", { decode: true }) ?? "").origin);
+    respond(event, async () => {
+      allowPreflight(event, (await guard.admitOrigin(event, getRouterParam(event, "slug", { decode: true }) ?? "")).origin);
       event.res.status = 204;
       return null;
     }),
   );
 
-  route("GET", "/widget/:slug/config", (_event, { bot }) => ok(toWidgetConfig(service, bot)));
+  route("GET", "/widget/:slug/config", async (_event, { bot }) => ok(await toWidgetConfig(service, bot)));
 
   route("POST", "/widget/:slug/conversations", async (event, { bot }) => {
     const { visitorId, pageUrl } = startInput(await readJsonBody(event));
     const context = visitorContext(event, service);
-    const started = service.conversations.start(bot.organization_id, bot.slug, { visitor_id: visitorId as string | undefined }, { ...context, sourceUrl: pageUrl ?? context.sourceUrl, source: "widget" });
+    const started = await service.conversations.start(bot.organization_id, bot.slug, { visitor_id: visitorId as string | undefined }, { ...context, sourceUrl: pageUrl ?? context.sourceUrl, source: "widget" });
     event.res.status = 201;
-    const { token, expires_at } = tokens.issue(started.conversation_id, bot.id);
+    const { token, expires_at } = (await tokens()).issue(started.conversation_id, bot.id);
     return ok({ ...started, token, token_expires_at: expires_at });
   });
 
-  visitorRoute("GET", "/widget/:slug/conversations/:id", (_event, { bot }, id) => ok(service.conversations.history(bot.organization_id, bot.slug, id)));
+  visitorRoute("GET", "/widget/:slug/conversations/:id", async (_event, { bot }, id) => ok(await service.conversations.history(bot.organization_id, bot.slug, id)));
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
-    const pending = forVisitor(service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
+    const pending = forVisitor(await service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
     if (wantsEventStream(event)) return streamReply(event, pending);
     return ok((await pending.answer({ signal: event.req.signal })).data);
   });
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages/rate", async (event, { bot }, id) =>
-    ok(service.chat.rate(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never)),
+    ok(await service.chat.rate(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never)),
   );
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/leads", async (event, { bot }, id) => {
-    const lead = service.leads.capture(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
+    const lead = await service.leads.capture(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
     event.res.status = 201;
     return ok(lead);
   });
 
-  visitorRoute("POST", "/widget/:slug/conversations/:id/end", (_event, { bot }, id) => ok(service.conversations.end(bot.organization_id, bot.slug, id)));
+  visitorRoute("POST", "/widget/:slug/conversations/:id/end", async (_event, { bot }, id) => ok(await service.conversations.end(bot.organization_id, bot.slug, id)));
 
   app.all("/widget/**", (event) =>
     respond(event, () => {
@@ -143,7 +153,7 @@ export function createWidgetApp(
   return app;
 }
 
-function toWidgetConfig(service: ChatService, bot: Chatbot): WidgetConfig {
+async function toWidgetConfig(service: ChatService, bot: Chatbot): Promise<WidgetConfig> {
   return {
     slug: bot.slug,
     display_name: bot.display_name,
@@ -151,7 +161,7 @@ function toWidgetConfig(service: ChatService, bot: Chatbot): WidgetConfig {
     placeholder_text: bot.placeholder_text,
     language: bot.language,
     appearance: bot.appearance,
-    branding: service.branding(bot.organization_id),
+    branding: await service.branding(bot.organization_id),
     message_max_chars: MAX_MESSAGE_CHARS,
   };
 }

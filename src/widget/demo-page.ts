@@ -26,8 +26,8 @@ const CSP = [
  * @example
  * app.get("/", (event) => demoPage(event, service));
  */
-export function demoPage(event: H3Event, service: ChatService, slug = DEMO_SLUG): string {
-  const bot = service.chatbots.find(slug);
+export async function demoPage(event: H3Event, service: ChatService, slug = DEMO_SLUG): Promise<string> {
+  const bot = await service.chatbots.find(slug);
   const live = bot !== undefined && bot.is_active;
   // Shown to whoever asked, so the request's own origin is fine when no public URL is configured.
   const base = service.config.publicUrl ?? event.url.origin;

@@ -15,16 +15,16 @@ export interface Admitted {
 
 export interface WidgetGuard {
   /** The chatbot of `slug` and the request's origin, or 403. Sets the CORS answer. */
-  admitOrigin(event: H3Event, slug: string): Admitted;
+  admitOrigin(event: H3Event, slug: string): Promise<Admitted>;
   /** {@link admitOrigin}, then the per-IP rate limit (429). */
-  admit(event: H3Event, slug: string): Admitted;
+  admit(event: H3Event, slug: string): Promise<Admitted>;
   /**
    * The visitor's conversation: the token must be genuine (401) and name this
    * chatbot and this conversation (404, as for a conversation that does not
    * exist, so a token reveals nothing about other conversations); then the
    * per-visitor rate limit (429).
    */
-  conversation(event: H3Event, admitted: Admitted, conversationId: number): number;
+  conversation(event: H3Event, admitted: Admitted, conversationId: number): Promise<number>;
 }
 
 /**
@@ -35,16 +35,16 @@ export interface WidgetGuard {
  *
  * @example
  * const guard = createWidgetGuard(service, tokens, { sameOrigin: sameOriginPolicy(["demo"], ["http://127.0.0.1:3000"]) });
- * const { bot } = guard.admit(event, "demo");
+ * const { bot } = await guard.admit(event, "demo");
  */
-export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { sameOrigin }: { sameOrigin: SameOriginPolicy }): WidgetGuard {
+export function createWidgetGuard(service: ChatService, tokens: () => Promise<WidgetTokens>, { sameOrigin }: { sameOrigin: SameOriginPolicy }): WidgetGuard {
   const { ipRatePerMinute, visitorRatePerMinute } = service.config.widget;
   const perIp = createRateLimiter({ capacity: ipRatePerMinute, refillPerSecond: ipRatePerMinute / 60 });
   const perVisitor = createRateLimiter({ capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 });
 
-  const admitOrigin = (event: H3Event, slug: string): Admitted => {
+  const admitOrigin = async (event: H3Event, slug: string): Promise<Admitted> => {
     const origin = requestOrigin(event, sameOrigin);
-    const bot = service.chatbots.find(slug);
+    const bot = await service.chatbots.find(slug);
     if (!bot || !bot.is_active || !mayUseWidget(bot, origin, sameOrigin.slugs)) throw widgetRefused();
     allowOrigin(event, origin);
     return { bot, origin };
@@ -53,15 +53,15 @@ export function createWidgetGuard(service: ChatService, tokens: WidgetTokens, { 
   return {
     admitOrigin,
 
-    admit(event, slug) {
-      const admitted = admitOrigin(event, slug);
+    async admit(event, slug) {
+      const admitted = await admitOrigin(event, slug);
       const ip = clientIp(event, service.config) ?? "unknown";
       refuseWhenSpent(perIp.take(`ip:${ip}`));
       return admitted;
     },
 
-    conversation(event, { bot }, conversationId) {
-      const claims = tokens.verify(event.req.headers.get(WIDGET_TOKEN_HEADER));
+    async conversation(event, { bot }, conversationId) {
+      const claims = (await tokens()).verify(event.req.headers.get(WIDGET_TOKEN_HEADER));
       if (claims.chatbot_id !== bot.id || claims.conversation_id !== conversationId) throw ChatsvcError.notFound("Conversation not found");
       refuseWhenSpent(perVisitor.take(`conversation:${conversationId}`));
       return conversationId;

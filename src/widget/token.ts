@@ -1,6 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { ChatsvcError } from "../core/errors.js";
-import { internalsOf } from "../service.js";
 import type { ChatService } from "../service.js";
 
 /** What a visitor's token grants: one conversation of one chatbot, until `exp`. */
@@ -27,7 +26,7 @@ const SECRET_KEY = "widget_secret";
  * else, so a token is both the visitor's identity and their only permission.
  *
  * @example
- * const tokens = createWidgetTokens(widgetSecret(service), { ttlSeconds: 3600 });
+ * const tokens = createWidgetTokens(await widgetSecret(service), { ttlSeconds: 3600 });
  * const { token } = tokens.issue(conversationId, chatbotId);
  * tokens.verify(token).conversation_id === conversationId; // true
  */
@@ -71,15 +70,7 @@ function parseClaims(body: string): WidgetTokenClaims | undefined {
   }
 }
 
-/**
- * The database's token signing secret (the `widget_secret` setting), created
- * on first use. Kept in the database, not in memory, so visitors' tokens
- * survive a restart and every process serving the same file agrees on it;
- * `INSERT OR IGNORE` lets two processes racing on first use end with one secret.
- */
-export function widgetSecret(service: ChatService): Buffer {
-  const sqlite = internalsOf(service).db.$client;
-  sqlite.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)").run(SECRET_KEY, randomBytes(32).toString("base64"));
-  const row = sqlite.prepare<[string], { value: string }>("SELECT value FROM settings WHERE key = ?").get(SECRET_KEY)!;
-  return Buffer.from(row.value, "base64");
+/** The install's token signing secret (the `widget_secret` setting), created on first use. */
+export function widgetSecret(service: Pick<ChatService, "installSecret">): Promise<Buffer> {
+  return service.installSecret(SECRET_KEY);
 }

@@ -1,4 +1,4 @@
-import type { ChatReply, PendingReply, ReplyData } from "../core/chat.js";
+import type { ChatReply, PendingReply, ReplyData } from "../chat/chat.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { ErrorEnvelope } from "../http/envelope.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatServiceOptions } from "../../src/config.js";
+import type { ChatServiceOptions } from "../../src/core/config.js";
 import type { DomainEvent } from "../../src/core/events.js";
 import { DEFAULT_REPLY } from "../fixtures/fake-http.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
@@ -40,7 +40,7 @@ async function setup(options: ChatServiceOptions = {}): Promise<Setup> {
   const h = await startHarness({ openaiBaseUrl: fake.baseUrl, modelTimeoutMs: 30_000, webhooks: { allowPrivateNetworks: true }, ...options });
   cleanups.push(() => h.close());
   await ingestDocs(h.service);
-  h.service.chatbots.update("demo", { model: "openai:fake" });
+  await h.service.chatbots.update("demo", { model: "openai:fake" });
   expect((await h.call("/webhooks", { json: { url: `${hooks.url}/hook`, events: ["message_received"] } })).status).toBe(201);
   const events: DomainEvent[] = [];
   h.service.on("*", (e) => void events.push(e as DomainEvent));

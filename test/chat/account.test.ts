@@ -75,11 +75,11 @@ describe("pagination", () => {
   });
 
   it("filters by chatbot, status, since and until; never shows another organisation's records", async () => {
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "sales", name: "Sales" });
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "sales", name: "Sales" });
     const demo = await seed(2);
     const sales = await seed(1, "sales");
-    const other = addTenant(h.service);
-    h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
+    const other = await addTenant(h.service);
+    await h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
     // Another organisation's slug is as unknown as a missing one.
     expect((await h.call(`/leads?chatbot=${other.chatbot.slug}`)).status).toBe(422);
 

@@ -15,7 +15,7 @@ describe("monthly credits", () => {
   it("at zero remaining the next message is 429 and nothing is stored", async () => {
     h = await startHarness();
     await ingestDocs(h.service);
-    h.service.credits.setMonthly(h.tenant.organization.id, 2);
+    await h.service.credits.setMonthly(h.tenant.organization.id, 2);
     const id = await openConversation(h);
     const path = `/chatbots/demo/conversations/${id}/messages`;
     expect((await h.call(path, { json: QUESTION })).body.meta).toEqual({ credits_used: 1, credits_max: 2, credits_remaining: 1, this_message: 1 });
@@ -28,18 +28,18 @@ describe("monthly credits", () => {
     expect(refused.body.message).toBe("Monthly credit limit reached");
     expect(rowCounts(h.service)).toEqual(before);
     // Other organisations are unaffected.
-    const other = addTenant(h.service);
-    const theirs = h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
+    const other = await addTenant(h.service);
+    const theirs = await h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
     expect((await h.call(`/chatbots/${other.chatbot.slug}/conversations/${theirs.conversation_id}/messages`, { key: other.key.key, json: QUESTION })).status).toBe(200);
     // Raising the limit lets messages through again.
-    h.service.credits.setMonthly(h.tenant.organization.id, 3);
+    await h.service.credits.setMonthly(h.tenant.organization.id, 3);
     expect((await h.call(path, { json: QUESTION })).status).toBe(200);
   });
 
   it("20 concurrent messages never charge more than the limit", async () => {
     h = await startHarness();
     await ingestDocs(h.service);
-    h.service.credits.setMonthly(h.tenant.organization.id, 5);
+    await h.service.credits.setMonthly(h.tenant.organization.id, 5);
     const ids = await Promise.all(Array.from({ length: 4 }, () => openConversation(h!)));
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => h!.call(`/chatbots/demo/conversations/${ids[i % 4]}/messages`, { json: QUESTION })),
@@ -50,7 +50,7 @@ describe("monthly credits", () => {
     const counts = rowCounts(h.service);
     expect(counts.credits_used).toBe(5);
     expect(counts.messages).toBe(10);
-    expect(h.service.credits.status(h.tenant.organization.id)).toMatchObject({ credits_used: 5, credits_remaining: 0 });
+    expect(await h.service.credits.status(h.tenant.organization.id)).toMatchObject({ credits_used: 5, credits_remaining: 0 });
   });
 
   it("the cost per message comes from config, per model", async () => {
@@ -64,11 +64,11 @@ describe("monthly credits", () => {
   it("a message costing more than what remains is refused", async () => {
     h = await startHarness({ creditCosts: { extractive: 3 } });
     await ingestDocs(h.service);
-    h.service.credits.setMonthly(h.tenant.organization.id, 4);
+    await h.service.credits.setMonthly(h.tenant.organization.id, 4);
     const id = await openConversation(h);
     expect((await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION })).status).toBe(200);
     expect((await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION })).status).toBe(429);
-    expect(h.service.credits.status(h.tenant.organization.id).credits_used).toBe(3);
+    expect((await h.service.credits.status(h.tenant.organization.id)).credits_used).toBe(3);
   });
 });
 

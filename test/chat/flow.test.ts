@@ -142,7 +142,7 @@ describe("the spec's typical chat flow", () => {
   });
 
   it("answers with the fallback when the knowledge base has nothing relevant, charged like any answer", async () => {
-    h.service.chatbots.update("demo", { fallback_message: "I can only talk about Widgetron." });
+    await h.service.chatbots.update("demo", { fallback_message: "I can only talk about Widgetron." });
     const opened = await h.call("/chatbots/demo/conversations", { json: {} });
     const res = await h.call(`/chatbots/demo/conversations/${opened.body.data.conversation_id}/messages`, { json: { message: "zzyzx qqqq" } });
     expect(res.status).toBe(200);
@@ -177,11 +177,11 @@ describe("the spec's typical chat flow", () => {
 
   it("the same operations work on the service object without HTTP", async () => {
     const org = h.tenant.organization.id;
-    const conv = h.service.conversations.start(org, "demo", { visitor_id: "lib" });
+    const conv = await h.service.conversations.start(org, "demo", { visitor_id: "lib" });
     const { data, meta } = await h.service.chat.send(org, "demo", conv.conversation_id, { message: "Which file does the installer create?" });
     expect(data.reply).toContain("widgetron.config.json");
     expect(meta.credits_remaining).toBe(9_999);
-    expect(h.service.conversations.history(org, "demo", conv.conversation_id).message_count).toBe(2);
-    expect(h.service.credits.status(org).credits_used).toBe(1);
+    expect((await h.service.conversations.history(org, "demo", conv.conversation_id)).message_count).toBe(2);
+    expect((await h.service.credits.status(org)).credits_used).toBe(1);
   });
 });

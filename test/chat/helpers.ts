@@ -1,6 +1,6 @@
 import type { ChatService } from "../../src/service.js";
-import { internalsOf } from "../../src/service.js";
 import type { Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 /** A small knowledge base about a fictional product, so replies have something to quote. */
 export const DOCS = [
@@ -28,7 +28,7 @@ export async function openConversation(h: Harness, body: unknown = {}, slug = "d
 
 /** Row counts of the tables a chat request writes to. */
 export function rowCounts(service: ChatService): Record<string, number> {
-  const sqlite = internalsOf(service).db.$client;
+  const sqlite = sqliteOf(service);
   const count = (table: string) => (sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
   return {
     conversations: count("conversations"),

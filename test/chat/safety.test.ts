@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { toPlainText } from "../../src/index.js";
-import { internalsOf } from "../../src/service.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { BRANDING, ingestDocs, openConversation } from "./helpers.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -83,10 +83,10 @@ describe("branding", () => {
     const sent = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "How do I install Widgetron with npm?" } });
     expect(sent.body.data.reply.match(new RegExp(BRANDING, "g"))).toHaveLength(1);
     expect(sent.body.data.reply).toMatch(new RegExp(`${BRANDING.source}$`));
-    const stored = internalsOf(h.service).db.$client.prepare("SELECT content FROM messages").all() as { content: string }[];
+    const stored = sqliteOf(h.service).prepare("SELECT content FROM messages").all() as { content: string }[];
     for (const row of stored) expect(row.content).not.toContain("svc-branding");
 
-    h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });
+    await h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });
     const plain = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "What does the Pro plan cost?" } });
     expect(plain.body.data.reply).not.toContain("svc-branding");
     const history = (await h.call(`/chatbots/demo/conversations/${id}`)).body.data;
@@ -94,7 +94,7 @@ describe("branding", () => {
     const account = (await h.call(`/conversations/${id}`)).body.data;
     for (const m of account.messages) expect(m.content).not.toContain("svc-branding");
 
-    h.service.orgs.update(h.tenant.organization.id, { brand_removal: false });
+    await h.service.orgs.update(h.tenant.organization.id, { brand_removal: false });
     const again = (await h.call(`/chatbots/demo/conversations/${id}`)).body.data;
     expect(again.messages.filter((m: { role: string; content: string }) => m.role === "assistant" && BRANDING.test(m.content))).toHaveLength(2);
     expect(again.messages.filter((m: { role: string; content: string }) => m.role === "user" && m.content.includes("svc-branding"))).toHaveLength(0);

@@ -15,8 +15,8 @@ const QUESTION = { message: "How do I install Widgetron with npm?" };
 
 describe("chatbot endpoints: 403 slug, 404 conversation", () => {
   it("403 for another organisation's slug and an unknown slug on every chatbot endpoint, writing nothing", async () => {
-    const other = addTenant(h.service);
-    const theirConversation = h.service.conversations.start(other.organization.id, other.chatbot.slug, {}).conversation_id;
+    const other = await addTenant(h.service);
+    const theirConversation = (await h.service.conversations.start(other.organization.id, other.chatbot.slug, {})).conversation_id;
     const before = rowCounts(h.service);
     for (const slug of [other.chatbot.slug, "no-such-bot"]) {
       const base = `/chatbots/${slug}/conversations/${theirConversation}`;
@@ -39,7 +39,7 @@ describe("chatbot endpoints: 403 slug, 404 conversation", () => {
   });
 
   it("404 for a conversation of another chatbot, an unknown id and a malformed id", async () => {
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "second", name: "Second" });
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "second", name: "Second" });
     const ofSecond = await openConversation(h, {}, "second");
     for (const id of [String(ofSecond), "999999", "abc"]) {
       const base = `/chatbots/demo/conversations/${id}`;
@@ -68,7 +68,7 @@ describe("chatbot endpoints: 403 slug, 404 conversation", () => {
 
   it("403 for an inactive chatbot: no new conversation, no message", async () => {
     const id = await openConversation(h);
-    h.service.chatbots.update("demo", { is_active: false });
+    await h.service.chatbots.update("demo", { is_active: false });
     const before = rowCounts(h.service);
     expect((await h.call("/chatbots/demo/conversations", { json: {} })).status).toBe(403);
     const sent = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
@@ -102,9 +102,9 @@ describe("ended conversations", () => {
 
 describe("account-level records: 403 another organisation's, 404 unknown", () => {
   it("conversations and leads", async () => {
-    const other = addTenant(h.service);
-    const conv = h.service.conversations.start(other.organization.id, other.chatbot.slug, {}).conversation_id;
-    const lead = h.service.leads.capture(other.organization.id, other.chatbot.slug, conv, { email: "x@y.co" }).lead_id;
+    const other = await addTenant(h.service);
+    const conv = (await h.service.conversations.start(other.organization.id, other.chatbot.slug, {})).conversation_id;
+    const lead = (await h.service.leads.capture(other.organization.id, other.chatbot.slug, conv, { email: "x@y.co" })).lead_id;
     const before = rowCounts(h.service);
     const cases: [string, RequestInit & { json?: unknown }][] = [
       [`/conversations/${conv}`, {}],
@@ -118,8 +118,8 @@ describe("account-level records: 403 another organisation's, 404 unknown", () =>
       expect((await h.call(path.replace(/\/(\d+)/, "/987654"), init)).status, path).toBe(404);
     }
     expect(rowCounts(h.service)).toEqual(before);
-    expect(h.service.conversations.get(other.organization.id, conv).is_ended).toBe(false);
-    expect(h.service.leads.get(other.organization.id, lead).name).toBeNull();
+    expect((await h.service.conversations.get(other.organization.id, conv)).is_ended).toBe(false);
+    expect((await h.service.leads.get(other.organization.id, lead)).name).toBeNull();
   });
 });
 

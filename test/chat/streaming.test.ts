@@ -65,12 +65,12 @@ describe("send-message as Server-Sent Events", () => {
     expect(invalid.status).toBe(422);
     expect((await invalid.json()).errors).toHaveProperty("message");
     expect((await stream(`/chatbots/demo/conversations/999999/messages`, QUESTION)).status).toBe(404);
-    h.service.credits.setMonthly(h.tenant.organization.id, 0);
+    await h.service.credits.setMonthly(h.tenant.organization.id, 0);
     expect((await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION)).status).toBe(429);
   });
 
   it("a provider failure mid-stream is one error event with the conversation id; nothing stored or charged", async () => {
-    h.service.chatbots.update("demo", { model: "openai:fake" });
+    await h.service.chatbots.update("demo", { model: "openai:fake" });
     fake.behave({ chat: "fail" });
     const id = await openConversation(h);
     const before = rowCounts(h.service);
@@ -81,7 +81,7 @@ describe("send-message as Server-Sent Events", () => {
   });
 
   it("a client that disconnects aborts the model call; nothing is stored or charged", async () => {
-    h.service.chatbots.update("demo", { model: "openai:fake" });
+    await h.service.chatbots.update("demo", { model: "openai:fake" });
     fake.behave({ deltaDelayMs: 100, reply: "one two three four five six seven eight nine ten eleven twelve" });
     const id = await openConversation(h);
     const before = rowCounts(h.service);

@@ -17,9 +17,9 @@ describe("examples/ingest-docs", () => {
 
       const second = await runExample("ingest-docs/ingest.mjs", ["demo"], { CHATSVC_DB: db });
       expect(second.output).toMatch(/added 0, updated 0, unchanged 1/);
-      const service = createChatService({ db, env: {} });
+      const service = await createChatService({ db, env: {} });
       try {
-        expect(service.knowledge.list("demo").map((d) => d.name)).toContain("returns.md");
+        expect(await (await service.knowledge.list("demo")).map((d) => d.name)).toContain("returns.md");
       } finally {
         await service.close();
       }

@@ -38,7 +38,7 @@ describe("GET /auth/test", () => {
     [
       "disabled",
       async (h) => {
-        h.service.keys.disable(h.tenant.key.id);
+        await h.service.keys.disable(h.tenant.key.id);
         return h.tenant.key.key;
       },
       "API key is disabled",
@@ -46,7 +46,7 @@ describe("GET /auth/test", () => {
     [
       "deleted",
       async (h) => {
-        h.service.keys.delete(h.tenant.key.id);
+        await h.service.keys.delete(h.tenant.key.id);
         return h.tenant.key.key;
       },
       "Invalid API key",
@@ -54,7 +54,7 @@ describe("GET /auth/test", () => {
     [
       "regenerated (old secret)",
       async (h) => {
-        h.service.keys.regenerate(h.tenant.key.id);
+        await h.service.keys.regenerate(h.tenant.key.id);
         return h.tenant.key.key;
       },
       "Invalid API key",
@@ -62,7 +62,7 @@ describe("GET /auth/test", () => {
     [
       "expired",
       async (h) => {
-        const key = h.service.keys.create({ user_id: h.tenant.user.id, name: "short", expires_at: new Date(Date.now() + 1500).toISOString(), accept_attribution: true });
+        const key = await h.service.keys.create({ user_id: h.tenant.user.id, name: "short", expires_at: new Date(Date.now() + 1500).toISOString(), accept_attribution: true });
         expect((await h.call("/auth/test", { key: key.key })).status).toBe(200);
         await new Promise((r) => setTimeout(r, 1600));
         return key.key;
@@ -80,37 +80,37 @@ describe("GET /auth/test", () => {
   }
 
   it("a regenerated key works at once and keeps the record", async () => {
-    const fresh = h.service.keys.regenerate(h.tenant.key.id);
+    const fresh = await h.service.keys.regenerate(h.tenant.key.id);
     expect(fresh.id).toBe(h.tenant.key.id);
     expect(fresh.key).not.toBe(h.tenant.key.key);
     expect((await h.call("/auth/test", { key: fresh.key })).status).toBe(200);
   });
 
   it("re-enabling a disabled key restores access", async () => {
-    h.service.keys.disable(h.tenant.key.id);
-    h.service.keys.enable(h.tenant.key.id);
+    await h.service.keys.disable(h.tenant.key.id);
+    await h.service.keys.enable(h.tenant.key.id);
     expect((await h.call("/auth/test")).status).toBe(200);
   });
 
   it("records last_used_at off the request path", async () => {
-    expect(h.service.keys.get(h.tenant.key.id).last_used_at).toBeNull();
+    expect((await h.service.keys.get(h.tenant.key.id)).last_used_at).toBeNull();
     await h.call("/auth/test");
-    h.service.keys.flush();
-    const raw = readStoredLastUsed(h);
+    await h.service.keys.flush();
+    const raw = await readStoredLastUsed(h);
     expect(raw).not.toBeNull();
     expect(Date.parse(raw!)).toBeGreaterThan(Date.now() - 10_000);
   });
 });
 
-function readStoredLastUsed(h: Harness): string | null {
-  const keys = h.service.keys.list({ user_id: h.tenant.user.id });
+async function readStoredLastUsed(h: Harness): Promise<string | null> {
+  const keys = await h.service.keys.list({ user_id: h.tenant.user.id });
   return keys.find((k) => k.id === h.tenant.key.id)!.last_used_at;
 }
 
 describe("chatbot access", () => {
   it("lists only the organisation's active chatbots with meta.total", async () => {
-    const other = addTenant(h.service);
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "offline", name: "Offline", is_active: false });
+    const other = await addTenant(h.service);
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "offline", name: "Offline", is_active: false });
     const res = await h.call("/chatbots");
     expect(res.status).toBe(200);
     expect(res.body.data.map((b: { slug: string }) => b.slug)).toEqual(["demo"]);
@@ -141,12 +141,12 @@ describe("chatbot access", () => {
   });
 
   it("branding.required follows the organisation's brand removal", async () => {
-    h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });
+    await h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });
     expect((await h.call("/chatbots/demo")).body.data.branding.required).toBe(false);
   });
 
   it("403 for another organisation's slug and for an unknown slug, alike", async () => {
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     const theirs = await h.call(`/chatbots/${other.chatbot.slug}`);
     const unknown = await h.call("/chatbots/no-such-bot");
     expect(theirs.status).toBe(403);
@@ -158,7 +158,7 @@ describe("chatbot access", () => {
 
 describe("keys at rest", () => {
   it("never stores a full key, only its hash and prefix", async () => {
-    const extra = h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
+    const extra = await h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
     await h.service.close();
     const bytes = readFileSync(h.dbFile);
     const wal = (() => {

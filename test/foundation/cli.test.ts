@@ -129,10 +129,10 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
 
   it("refuses an 11th active key for one user", async () => {
     const { createChatService } = await import("../../src/service.js");
-    const service = createChatService({ db, env: {} });
-    const org = service.orgs.create({ name: "A" });
-    const user = service.users.create({ organization_id: org.id, email: "a@a.test" });
-    for (let i = 0; i < 10; i++) service.keys.create({ user_id: user.id, name: `k${i}`, accept_attribution: true });
+    const service = await createChatService({ db, env: {} });
+    const org = await service.orgs.create({ name: "A" });
+    const user = await service.users.create({ organization_id: org.id, email: "a@a.test" });
+    for (let i = 0; i < 10; i++) await service.keys.create({ user_id: user.id, name: `k${i}`, accept_attribution: true });
     await service.close();
     const eleventh = await cli("keys", "create", "--email", "a@a.test", "--name", "k10", "--accept-attribution");
     expect(eleventh.code).not.toBe(0);

@@ -15,7 +15,7 @@ let server: Server | undefined;
 beforeEach(async () => {
   const tmp = tempDir();
   cleanup = tmp.cleanup;
-  service = createChatService({ db: `${tmp.dir}/embed.db`, env: {} });
+  service = await createChatService({ db: `${tmp.dir}/embed.db`, env: {} });
   key = (await service.bootstrap()).key.key;
 });
 afterEach(async () => {

@@ -42,12 +42,12 @@ describe("a key verified before, then changed from another process", () => {
 describe("a key verified before, then changed in this process", () => {
   it("disabled through the service: the next request is 401", async () => {
     expect((await h.call("/auth/test")).status).toBe(200);
-    h.service.keys.disable(h.tenant.key.id);
+    await h.service.keys.disable(h.tenant.key.id);
     expect(await h.call("/auth/test")).toMatchObject({ status: 401, body: { message: "API key is disabled" } });
   });
 
   it("expiring while remembered: 401 'API key has expired' once its time has passed", async () => {
-    const key = h.service.keys.create({ user_id: h.tenant.user.id, name: "short", expires_at: new Date(Date.now() + 600).toISOString(), accept_attribution: true });
+    const key = await h.service.keys.create({ user_id: h.tenant.user.id, name: "short", expires_at: new Date(Date.now() + 600).toISOString(), accept_attribution: true });
     expect((await h.call("/auth/test", { key: key.key })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await h.call("/auth/test", { key: key.key })).toMatchObject({ status: 401, body: { message: "API key has expired" } });

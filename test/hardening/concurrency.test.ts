@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
-import { internalsOf } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { startHarness, type ApiResponse, type Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const WRITER = fileURLToPath(new URL("./fixtures/writer-child.ts", import.meta.url));
 const CONVERSATIONS = 50;
@@ -20,7 +20,7 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   h = await startHarness({ rateLimit: false });
   const harness = h;
   await ingestDocs(harness.service);
-  const creditsBefore = harness.service.credits.status(harness.tenant.organization.id).credits_used;
+  const creditsBefore = (await harness.service.credits.status(harness.tenant.organization.id)).credits_used;
 
   const writer = spawn(process.execPath, ["--import", "tsx", WRITER, harness.dbFile, String(harness.tenant.user.id)], {
     cwd: fileURLToPath(new URL("../..", import.meta.url)),
@@ -64,7 +64,7 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
     expect(answers).toHaveLength(CONVERSATIONS * MESSAGES_EACH);
     expect(new Set(answers.map((a) => a.res.body.data.message_id)).size).toBe(answers.length);
 
-    const sqlite = internalsOf(harness.service).db.$client;
+    const sqlite = sqliteOf(harness.service);
     for (const [c, id] of ids.entries()) {
       const rows = sqlite.prepare("SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY id").all(id) as { role: string; content: string }[];
       const users = rows.filter((r) => r.role === "user").map((r) => r.content).sort();
@@ -73,7 +73,7 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
       const history = await harness.call(`/chatbots/demo/conversations/${id}`);
       expect(history.body.data.message_count).toBe(MESSAGES_EACH * 2);
     }
-    const credits = harness.service.credits.status(harness.tenant.organization.id);
+    const credits = await harness.service.credits.status(harness.tenant.organization.id);
     expect(credits.credits_used - creditsBefore).toBe(CONVERSATIONS * MESSAGES_EACH);
     const lastMeta = answers.map((a) => a.res.body.meta.credits_used as number).sort((x, y) => x - y);
     expect(lastMeta.at(-1)).toBe(credits.credits_used);

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
-import { createChatService, internalsOf } from "../../src/service.js";
+import { createChatService } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { request, tempDir } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/serve-child.ts", import.meta.url));
 const cleanups: (() => unknown)[] = [];
@@ -15,7 +16,7 @@ it("SIGKILL during a write burst: the database reopens intact, with no partial c
   const { dir, cleanup } = tempDir();
   cleanups.push(cleanup);
   const db = `${dir}/chatsvc.db`;
-  const setup = createChatService({ env: {}, db });
+  const setup = await createChatService({ env: {}, db });
   const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   await ingestDocs(setup);
   await setup.close();
@@ -56,9 +57,9 @@ it("SIGKILL during a write burst: the database reopens intact, with no partial c
   expect(await exited).toBe("SIGKILL");
   await Promise.all(clients);
 
-  const reopened = createChatService({ env: {}, db });
+  const reopened = await createChatService({ env: {}, db });
   cleanups.push(() => reopened.close());
-  const sqlite = internalsOf(reopened).db.$client;
+  const sqlite = sqliteOf(reopened);
   expect(sqlite.prepare("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
   expect(sqlite.prepare("PRAGMA foreign_key_check").all()).toEqual([]);
   const rows = sqlite.prepare("SELECT conversation_id, role FROM messages ORDER BY conversation_id, id").all() as { conversation_id: number; role: string }[];
@@ -67,8 +68,8 @@ it("SIGKILL during a write burst: the database reopens intact, with no partial c
   for (const row of rows) byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row.role]);
   // Each visitor message and its reply were written in one transaction: strictly alternating pairs.
   for (const [id, roles] of byConversation) expect(roles.join(","), `conversation ${id}`).toMatch(/^(user,assistant)(,user,assistant)*$/);
-  const credits = reopened.credits.status(tenant.organization.id).credits_used;
+  const credits = (await reopened.credits.status(tenant.organization.id)).credits_used;
   expect(credits).toBe(rows.length / 2);
   // The reopened database serves requests.
-  expect(reopened.conversations.list(tenant.organization.id, {}).meta.total).toBeGreaterThan(0);
+  expect((await reopened.conversations.list(tenant.organization.id, {})).meta.total).toBeGreaterThan(0);
 }, 40_000);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiRoutes } from "../../src/http/app.js";
 import type { RouteDefinition } from "../../src/http/router.js";
-import { internalsOf } from "../../src/service.js";
 import { request, startHarness, type Harness } from "../support/harness.js";
 import { startReceiver, type Receiver } from "../webhooks/support/receiver.js";
 import { checksum, seedTwoTenants, settleDeliveries, until, type TenantRecords } from "./support.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 /*
  * The isolation matrix: every route of `apiRoutes` (new ones included
@@ -99,7 +99,7 @@ describe("cross-tenant matrix", () => {
   }
 
   it("lists, filters and samples show only the caller's own records", async () => {
-    const sqlite = internalsOf(h.service).db.$client;
+    const sqlite = sqliteOf(h.service);
     const idsOf = (sql: string, org: number) => new Set((sqlite.prepare(sql).all(org) as { id: number }[]).map((r) => r.id));
     const own = {
       "/conversations": idsOf("SELECT c.id FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE b.organization_id = ?", b.organizationId),
@@ -144,7 +144,7 @@ describe("cross-tenant matrix", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(receivers.b.received.length).toBe(fromB);
     for (const got of receivers.b.received) expect(got.json.data.agent?.slug ?? b.slug).toBe(b.slug);
-    const sqlite = internalsOf(h.service).db.$client;
+    const sqlite = sqliteOf(h.service);
     const crossed = sqlite
       .prepare("SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ? AND d.payload LIKE '%visitor-demo%'")
       .get(b.organizationId) as { n: number };

@@ -17,7 +17,7 @@ it("creates a new database's folder 0700 and the database, its -wal and -shm 060
   const { dir, cleanup } = tempDir();
   cleanups.push(cleanup);
   const db = join(dir, "data", "chatsvc.db");
-  const service = createChatService({ env: {}, db, renderWorker: false });
+  const service = await createChatService({ env: {}, db, renderWorker: false });
   cleanups.push(() => service.close());
   // A write, so the WAL holds frames and every file exists while the service is open.
   await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
@@ -52,7 +52,7 @@ it("`serve` on an existing 0600 database prints no permission warning", async ()
 });
 
 async function setUp(db: string): Promise<void> {
-  const service = createChatService({ env: {}, db, renderWorker: false });
+  const service = await createChatService({ env: {}, db, renderWorker: false });
   await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   await service.close();
 }

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiRoutes } from "../../src/http/app.js";
-import { internalsOf } from "../../src/service.js";
 import { startHarness, type ApiResponse, type Harness } from "../support/harness.js";
 import { startReceiver, type Receiver } from "../webhooks/support/receiver.js";
 import { checksum, seedTwoTenants, settleDeliveries, type TenantRecords } from "./support.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 /*
  * Property-based fuzzing of every route in `apiRoutes` (new routes are covered
@@ -27,7 +27,7 @@ beforeAll(async () => {
   ({ a, b } = await seedTwoTenants(h, (t) => `${receiver.url}/${t}`));
   // Once the seeding's deliveries are done, inactive hooks queue no more: no background work changes rows between checksums.
   await settleDeliveries(h.service);
-  internalsOf(h.service).db.$client.exec("UPDATE webhooks SET is_active = 0");
+  sqliteOf(h.service).exec("UPDATE webhooks SET is_active = 0");
 }, 30_000);
 afterAll(async () => {
   await h?.close();

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from "vitest";
-import { internalsOf } from "../../src/service.js";
 import { request, startHarness, type Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -21,7 +21,7 @@ async function healthBecomes(status: number): Promise<void> {
 
 it("/healthz answers 503 while the database is full and every growing write fails, and 200 once it can grow again", async () => {
   h = await startHarness();
-  const sqlite = internalsOf(h.service).db.$client;
+  const sqlite = sqliteOf(h.service);
   expect(await health()).toBe(200);
   // As full as the database may get: no free pages left, and no more pages allowed (what a full disk does to it).
   sqlite.exec("VACUUM");
@@ -38,7 +38,7 @@ it("/healthz answers 503 while the database is full and every growing write fail
 
 it("/healthz answers 503 while the database refuses writes (read-only), and 200 once it takes them again", async () => {
   h = await startHarness();
-  const sqlite = internalsOf(h.service).db.$client;
+  const sqlite = sqliteOf(h.service);
   expect(await health()).toBe(200);
   sqlite.pragma("query_only = 1");
   expect((await h.call("/chatbots/demo/conversations", { json: {} })).status).toBe(500);
@@ -49,7 +49,7 @@ it("/healthz answers 503 while the database refuses writes (read-only), and 200 
 
 it("probes with at most one write a second, however many health checks arrive", async () => {
   h = await startHarness();
-  const sqlite = internalsOf(h.service).db.$client;
+  const sqlite = sqliteOf(h.service);
   const changes = () => (sqlite.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
   const before = changes();
   const started = Date.now();

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatServiceOptions } from "../../src/config.js";
+import type { ChatServiceOptions } from "../../src/core/config.js";
 import { pageLinks, pageMeta } from "../../src/core/pagination.js";
 import { createChatService } from "../../src/service.js";
 import { TEST_CLI_DIR } from "../support/build-cli.js";
@@ -74,15 +74,15 @@ describe("pagination links", () => {
 });
 
 describe("publicUrl", () => {
-  it("comes from CHATSVC_PUBLIC_URL, normalised to origin plus path without a trailing slash", () => {
-    const service = createChatService({ db: ":memory:", env: { CHATSVC_PUBLIC_URL: "HTTPS://Chat.Example.com:443/" }, renderWorker: false });
+  it("comes from CHATSVC_PUBLIC_URL, normalised to origin plus path without a trailing slash", async () => {
+    const service = await createChatService({ db: ":memory:", env: { CHATSVC_PUBLIC_URL: "HTTPS://Chat.Example.com:443/" }, renderWorker: false });
     expect(service.config.publicUrl).toBe("https://chat.example.com");
     void service.close();
   });
 
-  it("refuses anything but an http(s) origin with an optional path (422 naming publicUrl)", () => {
+  it("refuses anything but an http(s) origin with an optional path (422 naming publicUrl)", async () => {
     for (const bad of ["chat.example.com", "ftp://chat.example.com", "https://user:pw@chat.example.com", "https://chat.example.com/?a=1", "https://chat.example.com/#x", "/api", "https://"]) {
-      expect(() => createChatService({ db: ":memory:", env: {}, publicUrl: bad }), bad).toThrow(
+      await expect(createChatService({ db: ":memory:", env: {}, publicUrl: bad }), bad).rejects.toThrow(
         expect.objectContaining({ status: 422, errors: { publicUrl: [expect.stringContaining("publicUrl")] } }),
       );
     }

@@ -1,12 +1,13 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatServiceOptions } from "../../src/config.js";
+import type { ChatServiceOptions } from "../../src/core/config.js";
 import { generateApiKey, VISIBLE_PREFIX_LENGTH } from "../../src/core/keys.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { ingestDocs, openConversation } from "../chat/helpers.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { request, startHarness, type Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -194,10 +195,9 @@ describe("structured logs", () => {
     cleanups.push(() => server.close());
     await request(`${server.url}/api/v1/auth/test`, { key: h.tenant.key.key });
     // Breaking the chatbots table makes the next read an unexpected error.
-    const { internalsOf } = await import("../../src/service.js");
-    internalsOf(h.service).db.$client.exec("ALTER TABLE chatbots RENAME TO chatbots_gone");
+    sqliteOf(h.service).exec("ALTER TABLE chatbots RENAME TO chatbots_gone");
     const res = await request(`${server.url}/api/v1/chatbots`, { key: h.tenant.key.key });
-    internalsOf(h.service).db.$client.exec("ALTER TABLE chatbots_gone RENAME TO chatbots");
+    sqliteOf(h.service).exec("ALTER TABLE chatbots_gone RENAME TO chatbots");
     expect(res).toMatchObject({ status: 500, body: { success: false, message: "Internal server error" } });
     await until(() => raw.length >= 1);
     const lines = raw.map((l) => JSON.parse(l));
@@ -208,7 +208,7 @@ describe("structured logs", () => {
 
   it("rejects an unknown log level in the configuration", async () => {
     const { createChatService } = await import("../../src/service.js");
-    expect(() => createChatService({ db: ":memory:", env: { CHATSVC_LOG_LEVEL: "loud" } })).toThrow(expect.objectContaining({ status: 422, errors: { logLevel: [expect.stringContaining("loud")] } }));
+    await expect(createChatService({ db: ":memory:", env: { CHATSVC_LOG_LEVEL: "loud" } })).rejects.toThrow(expect.objectContaining({ status: 422, errors: { logLevel: [expect.stringContaining("loud")] } }));
   });
 });
 
@@ -229,7 +229,7 @@ describe("rate limits", () => {
     expect(refused.headers.get("x-request-id")).toBeTruthy();
 
     // Another key of the same organisation has its own bucket.
-    const other = h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
+    const other = await h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
     expect((await h.call("/auth/test", { key: other.key })).status).toBe(200);
   });
 
@@ -319,7 +319,7 @@ describe("rate limits", () => {
     expect((await h.call("/auth/test")).status).toBe(200);
     expect((await h.call("/auth/test")).status).toBe(429);
     const { createChatService } = await import("../../src/service.js");
-    expect(() => createChatService({ db: ":memory:", env: { CHATSVC_RATE_LIMIT_PER_IP: "-5" } })).toThrow(
+    await expect(createChatService({ db: ":memory:", env: { CHATSVC_RATE_LIMIT_PER_IP: "-5" } })).rejects.toThrow(
       expect.objectContaining({ status: 422, errors: { "rateLimit.perIpPerMinute": [expect.any(String)] } }),
     );
   });

@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { createChatService, internalsOf } from "../../src/service.js";
+import { createChatService } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { startFakeOpenAI } from "../fixtures/fake-openai.js";
 import { TEST_CLI_DIR } from "../support/build-cli.js";
 import { request, tempDir } from "../support/harness.js";
 import { startReceiver } from "../webhooks/support/receiver.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -22,7 +23,7 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   const receiver = await startReceiver(() => ({ hang: true }));
   cleanups.push(() => receiver.close());
 
-  const setup = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
+  const setup = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
   const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   await ingestDocs(setup);
   await setup.webhooks.register(tenant.organization.id, { url: `${receiver.url}/hook`, events: ["message_received"] });
@@ -68,10 +69,10 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   expect(logs.find((l) => l.msg === "stopped")).toMatchObject({ level: "info", signal: "SIGTERM" });
   expect(logs.find((l) => l.msg === "request" && l.route?.endsWith("/messages"))).toMatchObject({ status: 200, key_prefix: key.slice(0, 15) });
 
-  const reopened = createChatService({ env: {}, db });
+  const reopened = await createChatService({ env: {}, db });
   cleanups.push(() => reopened.close());
-  expect(reopened.keys.get(tenant.key.id).last_used_at).not.toBeNull();
-  const sqlite = internalsOf(reopened).db.$client;
+  expect((await reopened.keys.get(tenant.key.id)).last_used_at).not.toBeNull();
+  const sqlite = sqliteOf(reopened);
   expect(sqlite.prepare("SELECT role FROM messages WHERE conversation_id = ? ORDER BY id").all(conversation)).toEqual([{ role: "user" }, { role: "assistant" }]);
   // The receiver never answered: the delivery waits in the outbox for the next start.
   expect(sqlite.prepare("SELECT status FROM webhook_deliveries").all()).toEqual([{ status: "pending" }]);

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { internalsOf, type ChatService } from "../../src/service.js";
+import type { ChatService } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { addTenant, request, type ApiResponse, type Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 /** Tables whose rows the API can change; knowledge tables are written only by ingestion, which has no endpoint. */
 const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conversations", "messages", "leads", "credit_ledger", "webhooks", "webhook_deliveries", "settings"];
@@ -11,7 +12,7 @@ const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conve
  * out: successful requests update it off the request path, on a timer.
  */
 export function checksum(service: ChatService): string {
-  const sqlite = internalsOf(service).db.$client;
+  const sqlite = sqliteOf(service);
   const hash = createHash("sha256");
   for (const table of MUTABLE_TABLES) {
     for (const row of sqlite.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[]) {
@@ -66,7 +67,7 @@ export async function seedTenant(h: Harness, key: string, slug: string, organiza
  * webhook addresses.
  */
 export async function seedTwoTenants(h: Harness, webhookUrl: (tenant: "a" | "b") => string): Promise<{ a: TenantRecords; b: TenantRecords }> {
-  const other = addTenant(h.service, "Beta");
+  const other = await addTenant(h.service, "Beta");
   await ingestDocs(h.service, "demo");
   await ingestDocs(h.service, other.chatbot.slug);
   const a = await seedTenant(h, h.tenant.key.key, "demo", h.tenant.organization.id, webhookUrl("a"));
@@ -76,14 +77,14 @@ export async function seedTwoTenants(h: Harness, webhookUrl: (tenant: "a" | "b")
 
 /** Waits until no delivery is pending, so background work stops changing rows. */
 export async function settleDeliveries(service: ChatService): Promise<void> {
-  const pending = internalsOf(service).db.$client.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'");
+  const pending = sqliteOf(service).prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'");
   await until(() => (pending.get() as { n: number }).n === 0, 10_000, "webhook deliveries to settle");
 }
 
 /** Polls until `check` holds. */
-export async function until(check: () => boolean, ms = 5_000, what = "condition"): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, ms = 5_000, what = "condition"): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig, type ChatServiceOptions } from "../../src/config.js";
+import { resolveConfig, type ChatServiceOptions } from "../../src/core/config.js";
 import { generateApiKey } from "../../src/core/keys.js";
 import { createApiApp } from "../../src/http/app.js";
 import { createChatService } from "../../src/service.js";
@@ -65,7 +65,7 @@ describe("client IP behind trusted proxies", () => {
   });
 
   it("a request without a socket (app.request) has no IP, whatever it forwards", async () => {
-    const service = createChatService({ db: ":memory:", env: {}, renderWorker: false, trustProxy: true });
+    const service = await createChatService({ db: ":memory:", env: {}, renderWorker: false, trustProxy: true });
     cleanups.push(() => service.close());
     const { key } = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     const app = createApiApp(service);

@@ -33,7 +33,7 @@ describe("the demo chatbot", () => {
   it("knows chatsvc's own documentation after first-run setup", async () => {
     expect(h.tenant.knowledge).toEqual({ documents: 8, chunks: expect.any(Number) });
     expect((await h.call("/chatbots/demo")).body.data.has_knowledge_base).toBe(true);
-    expect(h.service.knowledge.list("demo").map((d) => d.name).sort()).toEqual([
+    expect(await (await h.service.knowledge.list("demo")).map((d) => d.name).sort()).toEqual([
       "api.md",
       "cli.md",
       "configuration.md",
@@ -59,11 +59,11 @@ describe("the demo chatbot", () => {
 
   it("can be set up without the docs", async () => {
     const { dir, cleanup } = tempDir();
-    const service = createChatService({ env: {}, db: join(dir, "bare.db") });
+    const service = await createChatService({ env: {}, db: join(dir, "bare.db") });
     try {
       const bare = await service.bootstrap({ ingestDocs: false });
       expect(bare.knowledge).toBeNull();
-      expect(service.knowledge.hasKnowledge(bare.chatbot.id)).toBe(false);
+      expect(await service.knowledge.hasKnowledge(bare.chatbot.id)).toBe(false);
     } finally {
       await service.close();
       cleanup();

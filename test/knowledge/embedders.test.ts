@@ -2,11 +2,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHashEmbedder, HASH_DIMENSION } from "../../src/knowledge/embedders/hash.js";
 import { dot } from "../../src/knowledge/embedders/index.js";
-import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
+import { createChatService, type ChatService } from "../../src/service.js";
 import type { FakeServer } from "../fixtures/fake-http.js";
 import { startFakeOllama } from "../fixtures/fake-ollama.js";
 import { startFakeOpenAI } from "../fixtures/fake-openai.js";
 import { tempDir } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -43,31 +44,31 @@ describe("embedder servers and switching", () => {
     { name: "hooks", content: "# Webhooks\nWebhooks are signed with HMAC-SHA256." },
   ];
 
-  function open(dbFile: string, options: Parameters<typeof createChatService>[0] = {}) {
-    return track(createChatService({ env: {}, db: dbFile, ...options }));
+  async function open(dbFile: string, options: Parameters<typeof createChatService>[0] = {}) {
+    return track(await createChatService({ env: {}, db: dbFile, ...options }));
   }
 
   it("refuses another embedder until reindex, then searches with the new vectors", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const dbFile = join(dir, "kb.db");
-    const first = open(dbFile);
+    const first = await open(dbFile);
     await first.bootstrap({ ingestDocs: false });
     await first.knowledge.ingest("demo", docs);
     await first.close();
 
     const openai = track(await startFakeOpenAI({ dimensions: 16, apiKey: "sk-test" }));
-    const switched = open(dbFile, { embedModel: "openai:text-embedding-3-small", openaiBaseUrl: openai.baseUrl, openaiApiKey: "sk-test" });
+    const switched = await open(dbFile, { embedModel: "openai:text-embedding-3-small", openaiBaseUrl: openai.baseUrl, openaiApiKey: "sk-test" });
     const refusal = { status: 409, message: expect.stringContaining("chatsvc kb reindex") };
     await expect(switched.knowledge.search("demo", "API keys")).rejects.toMatchObject(refusal);
     await expect(switched.knowledge.ingest("demo", [{ name: "more", content: "More text." }])).rejects.toMatchObject(refusal);
-    expect(switched.knowledge.list("demo")).toHaveLength(2);
+    expect(await switched.knowledge.list("demo")).toHaveLength(2);
 
     // Reindexing one chatbot after a switch redoes every chatbot.
     expect(await switched.knowledge.reindex("demo")).toMatchObject({ chunks: 2 });
     expect(openai.requests.filter((r) => r.path === "/v1/embeddings")).toHaveLength(1);
     expect(openai.requests[0]!.body).toMatchObject({ model: "text-embedding-3-small", input: ["API keys\nCreate API keys with chatsvc keys create.", "Webhooks\nWebhooks are signed with HMAC-SHA256."] });
-    const sqlite = internalsOf(switched).db.$client;
+    const sqlite = sqliteOf(switched);
     expect(JSON.parse((sqlite.prepare("SELECT value FROM settings WHERE key = 'knowledge.embedder'").get() as { value: string }).value)).toEqual({
       spec: "openai:text-embedding-3-small",
       dimension: 16,
@@ -78,7 +79,7 @@ describe("embedder servers and switching", () => {
     await switched.close();
 
     // And back to the offline default.
-    const back = open(dbFile);
+    const back = await open(dbFile);
     await expect(back.knowledge.search("demo", "API keys")).rejects.toMatchObject(refusal);
     expect(await back.knowledge.reindex()).toMatchObject({ chunks: 3 });
     expect((await back.knowledge.search("demo", "How are webhooks signed?"))[0]).toMatchObject({ name: "hooks" });
@@ -88,7 +89,7 @@ describe("embedder servers and switching", () => {
     const ollama = track(await startFakeOllama({ dimensions: 8 }));
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const service = open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
+    const service = await open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
     await service.bootstrap({ ingestDocs: false });
     const many = Array.from({ length: 40 }, (_, i) => ({ name: `doc-${i}`, content: `# Doc ${i}\nParagraph number ${i} about topic ${i}.` }));
     expect(await service.knowledge.ingest("demo", many)).toMatchObject({ added: 40, chunks: 40 });
@@ -98,7 +99,7 @@ describe("embedder servers and switching", () => {
 
     ollama.behave({ embed: "fail" });
     await expect(service.knowledge.ingest("demo", [{ name: "new", content: "New text." }])).rejects.toMatchObject({ status: 502, message: expect.stringContaining("ollama:nomic-embed-text") });
-    expect(service.knowledge.list("demo")).toHaveLength(40);
+    expect(await service.knowledge.list("demo")).toHaveLength(40);
     await expect(service.knowledge.reindex()).rejects.toMatchObject({ status: 502 });
     // An answer without one vector per text is the provider's failure too, not a crash.
     ollama.behave({ embed: "malformed" });
@@ -106,7 +107,7 @@ describe("embedder servers and switching", () => {
       status: 502,
       message: "Embedding with ollama:nomic-embed-text failed: expected 1 embeddings, got none",
     });
-    expect(service.knowledge.list("demo")).toHaveLength(40);
+    expect(await service.knowledge.list("demo")).toHaveLength(40);
     ollama.behave({ embed: "ok" });
     expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-7" });
   });

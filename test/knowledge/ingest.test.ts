@@ -1,9 +1,9 @@
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { internalsOf } from "../../src/service.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 import { makePdf, startPageServer, type PageServer } from "./helpers.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 let h: Harness;
 let pages: PageServer | undefined;
@@ -12,7 +12,7 @@ const BOT = "kb";
 beforeEach(async () => {
   // The URL tests' page server listens on 127.0.0.1, which ingestion refuses unless private networks are allowed.
   h = await startHarness({ ingest: { allowPrivateNetworks: true } });
-  h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: BOT, name: "Knowledge test bot" });
+  await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: BOT, name: "Knowledge test bot" });
 });
 afterEach(async () => {
   await pages?.close();
@@ -20,9 +20,9 @@ afterEach(async () => {
   await h.close();
 });
 
-const sqlite = () => internalsOf(h.service).db.$client;
+const sqlite = () => sqliteOf(h.service);
 const count = (sql: string, ...args: unknown[]) => (sqlite().prepare(sql).get(...args) as { n: number }).n;
-const botId = () => h.service.chatbots.get(BOT).id;
+const botId = () => sqlite().prepare("SELECT id FROM chatbots WHERE slug = ?").pluck().get(BOT) as number;
 const chunkCount = () => count("SELECT count(*) AS n FROM chunks WHERE chatbot_id = ?", botId());
 const vectorCount = () => count("SELECT count(*) AS n FROM chunk_embeddings WHERE chatbot_id = ?", botId());
 const chunksOf = (name: string) =>
@@ -74,7 +74,7 @@ describe("ingesting files and folders", () => {
     expect(progress.at(-1)).toBe(12);
     expect(await hasKnowledgeBase()).toBe(true);
 
-    const listed = h.service.knowledge.list(BOT);
+    const listed = await h.service.knowledge.list(BOT);
     expect(listed.map((d) => d.name).sort()).toEqual(["faq.json", "guide.md", "legacy.htm", "manual.pdf", "more.md", "notes.markdown", "page.html", "plain.txt"]);
     expect(listed.every((d) => d.type === "file" && d.url === null && d.source.startsWith(docs) && d.chunk_count > 0 && d.bytes > 0)).toBe(true);
 
@@ -98,7 +98,7 @@ describe("ingesting files and folders", () => {
   it("skips unchanged documents and duplicates, and replaces a changed one's chunks", async () => {
     const file = write(join(h.dir, "policy.md"), "# Refunds\nRefunds are paid within 30 days of the request.\n");
     expect(await h.service.knowledge.ingest(BOT, [file])).toMatchObject({ added: 1, updated: 0, skipped: 0, chunks: 1 });
-    const [first] = h.service.knowledge.list(BOT);
+    const [first] = await h.service.knowledge.list(BOT);
 
     expect(await h.service.knowledge.ingest(BOT, [file])).toMatchObject({ added: 0, updated: 0, skipped: 1, chunks: 0 });
     const copy = join(h.dir, "copy-of-policy.md");
@@ -111,7 +111,7 @@ describe("ingesting files and folders", () => {
 
     write(file, "# Refunds\nRefunds are now paid within 14 days.\n\n# Exchanges\nExchanges are free of charge.\n");
     expect(await h.service.knowledge.ingest(BOT, [file])).toMatchObject({ added: 0, updated: 1, skipped: 0, chunks: 2 });
-    const updated = h.service.knowledge.list(BOT).find((d) => d.name === "policy.md")!;
+    const updated = await (await h.service.knowledge.list(BOT)).find((d) => d.name === "policy.md")!;
     expect(updated).toMatchObject({ id: first!.id, chunk_count: 2, created_at: first!.created_at });
     expect(chunksOf("policy.md").map((c) => c.content)).toEqual(["Refunds are now paid within 14 days.", "Exchanges are free of charge."]);
     // The old text is gone from the full-text index and from the vectors.
@@ -121,36 +121,36 @@ describe("ingesting files and folders", () => {
 
   it("removes a document with its chunks, index rows and vectors", async () => {
     await h.service.knowledge.ingest(BOT, [{ name: "hours", content: "# Opening hours\nWe open at nine and close at five." }]);
-    const [doc] = h.service.knowledge.list(BOT);
+    const [doc] = await h.service.knowledge.list(BOT);
     expect(doc).toMatchObject({ name: "hours", type: "text", source: "text:hours" });
     expect(await hasKnowledgeBase()).toBe(true);
 
-    h.service.knowledge.remove(BOT, doc!.id);
-    expect(h.service.knowledge.list(BOT)).toEqual([]);
+    await h.service.knowledge.remove(BOT, doc!.id);
+    expect(await h.service.knowledge.list(BOT)).toEqual([]);
     expect(chunkCount()).toBe(0);
     expect(vectorCount()).toBe(0);
     expect(count("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH 'nine'")).toBe(0);
     expect(await hasKnowledgeBase()).toBe(false);
     expect(await h.service.knowledge.search(BOT, "When do you open?")).toEqual([]);
-    expect(() => h.service.knowledge.remove(BOT, doc!.id)).toThrow(expect.objectContaining({ status: 404 }));
+    await expect(h.service.knowledge.remove(BOT, doc!.id)).rejects.toThrow(expect.objectContaining({ status: 404 }));
   });
 
   it("keeps chatbots apart, and deleting a chatbot deletes its vectors", async () => {
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     await h.service.knowledge.ingest(BOT, [{ name: "a", content: "The demo bot knows about purple elephants." }]);
     await h.service.knowledge.ingest(other.chatbot.slug, [{ name: "b", content: "The other bot knows about orange giraffes." }]);
     expect((await h.service.knowledge.search(BOT, "orange giraffes")).length).toBe(0);
     expect((await h.service.knowledge.search(other.chatbot.slug, "orange giraffes"))[0]!.name).toBe("b");
-    expect(h.service.knowledge.list(other.chatbot.slug).map((d) => d.name)).toEqual(["b"]);
+    expect(await (await h.service.knowledge.list(other.chatbot.slug)).map((d) => d.name)).toEqual(["b"]);
     // A document id of another chatbot is not found through this one.
-    expect(() => h.service.knowledge.remove(BOT, h.service.knowledge.list(other.chatbot.slug)[0]!.id)).toThrow(expect.objectContaining({ status: 404 }));
+    await expect(h.service.knowledge.remove(BOT, (await h.service.knowledge.list(other.chatbot.slug))[0]!.id)).rejects.toThrow(expect.objectContaining({ status: 404 }));
 
     const vectorsOf = (id: number) => count("SELECT count(*) AS n FROM chunk_embeddings WHERE chatbot_id = ?", id);
     expect(vectorsOf(other.chatbot.id)).toBe(1);
-    h.service.chatbots.delete(other.chatbot.slug);
+    await h.service.chatbots.delete(other.chatbot.slug);
     expect(vectorsOf(other.chatbot.id)).toBe(0);
     expect(vectorCount()).toBe(1);
-    expect(() => h.service.knowledge.list("nope")).toThrow(expect.objectContaining({ status: 404 }));
+    await expect(h.service.knowledge.list("nope")).rejects.toThrow(expect.objectContaining({ status: 404 }));
   });
 });
 
@@ -182,7 +182,7 @@ describe("ingesting URLs", () => {
       { input: `${pages.url}/missing`, error: expect.stringMatching(/^HTTP 404/) },
       { input: `${pages.url}/image`, error: 'unsupported content type "image/png"' },
     ]);
-    const docs = h.service.knowledge.list(BOT);
+    const docs = await h.service.knowledge.list(BOT);
     expect(docs.map((d) => [d.name, d.type, d.url])).toEqual([
       ["Refund policy", "url", `${pages.url}/help/refunds`],
       ["notes.md", "url", `${pages.url}/notes.md`],
@@ -218,6 +218,6 @@ describe("search", () => {
 
   it("returns nothing for a chatbot without knowledge", async () => {
     expect(await h.service.knowledge.search(BOT, "anything at all")).toEqual([]);
-    expect(h.service.knowledge.hasKnowledge(h.service.chatbots.get(BOT).id)).toBe(false);
+    expect(await h.service.knowledge.hasKnowledge((await h.service.chatbots.get(BOT)).id)).toBe(false);
   });
 });

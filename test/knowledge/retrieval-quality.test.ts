@@ -14,7 +14,7 @@ let cleanup: () => void;
 beforeAll(async () => {
   const dir = tempDir();
   cleanup = dir.cleanup;
-  service = createChatService({ env: {}, db: join(dir.dir, "kb.db") });
+  service = await createChatService({ env: {}, db: join(dir.dir, "kb.db") });
   await service.bootstrap({ ingestDocs: false });
   const report = await service.knowledge.ingest("demo", [join(fixtures, "help-center")]);
   expect(report).toMatchObject({ added: 12, failed: [] });
@@ -42,7 +42,7 @@ describe("retrieval quality with the offline hash embedder", () => {
   });
 
   it("still rejects off-topic questions when two unrelated corpora share a chatbot", async () => {
-    const mixed = service.chatbots.create({ organization_id: service.chatbots.get("demo").organization_id, slug: "mixed", name: "Mixed" });
+    const mixed = await service.chatbots.create({ organization_id: (await service.chatbots.get("demo")).organization_id, slug: "mixed", name: "Mixed" });
     await service.knowledge.ingest(mixed.slug, [join(fixtures, "help-center"), join(import.meta.dirname, "..", "..", "docs")]);
     for (const question of questions.offTopic) {
       expect(await service.knowledge.search(mixed.slug, question), question).toEqual([]);

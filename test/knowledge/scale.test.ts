@@ -25,7 +25,7 @@ it("ingests 5,000 Markdown files in streamed batches with bounded memory", { tim
     writeFileSync(join(folder, `page-${i}.md`), `# Page ${i}\n${paragraph(0)}\n\n## Details ${i}\n${paragraph(1)}\n\n${paragraph(2)}\n`);
   }
 
-  service = createChatService({ env: {}, db: join(dir.dir, "kb.db") });
+  service = await createChatService({ env: {}, db: join(dir.dir, "kb.db") });
   await service.bootstrap({ ingestDocs: false });
   const baseline = process.memoryUsage().heapUsed;
   let peak = 0;

@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig, type ChatServiceOptions } from "../../src/config.js";
+import { resolveConfig, type ChatServiceOptions } from "../../src/core/config.js";
 import { blockedRangeOf } from "../../src/net/address-policy.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { startTestServer, streamBody, type StreamedBody, type TestServer } from "./helpers.js";
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 async function start(options: ChatServiceOptions = {}): Promise<Harness> {
   h = await startHarness(options);
-  h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: BOT, name: "URL policy bot" });
+  await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: BOT, name: "URL policy bot" });
   return h;
 }
 
@@ -49,7 +49,7 @@ describe("URL ingestion address policy", () => {
       { input: urls[2], error: "refused: localhost is a local name" },
     ]);
     expect(server.hits).toBe(0);
-    expect(h.service.knowledge.list(BOT)).toEqual([]);
+    expect(await h.service.knowledge.list(BOT)).toEqual([]);
   });
 
   it.runIf(ownNameIsNonPublic)("refuses a plain name that resolves to a non-public address, without naming the address", async () => {
@@ -59,7 +59,7 @@ describe("URL ingestion address policy", () => {
     const report = await h.service.knowledge.ingest(BOT, [url]);
     expect(report.failed).toEqual([{ input: url, error: `refused: ${ownName} does not resolve to a public address` }]);
     expect(server.hits).toBe(0);
-    expect(h.service.knowledge.list(BOT)).toEqual([]);
+    expect(await h.service.knowledge.list(BOT)).toEqual([]);
   });
 
   it("ingests the same URLs with the opt-out", async () => {
@@ -70,7 +70,7 @@ describe("URL ingestion address policy", () => {
     expect(report.failed).toEqual([]);
     // The same text under a second URL is a duplicate.
     expect(report).toMatchObject({ added: 1, skipped: urls.length - 1 });
-    expect(h.service.knowledge.list(BOT).map((d) => d.url)).toEqual([`${server.url}/wiki`]);
+    expect(await (await h.service.knowledge.list(BOT)).map((d) => d.url)).toEqual([`${server.url}/wiki`]);
   });
 
   it("takes the opt-out from CHATSVC_INGEST_ALLOW_PRIVATE and refuses bad values naming the option", () => {
@@ -100,7 +100,7 @@ describe("URL ingestion address policy", () => {
       { input: `${server.url}/to-file`, error: "refused redirect: the scheme must be http or https (not file:)" },
     ]);
     // The document keeps the URL it was asked for as its source and the final URL as its link.
-    expect(h.service.knowledge.list(BOT)).toMatchObject([{ source: `${server.url}/r/5`, url: `${server.url}/r/0` }]);
+    expect(await h.service.knowledge.list(BOT)).toMatchObject([{ source: `${server.url}/r/5`, url: `${server.url}/r/0` }]);
   });
 
   it("cuts a body at the size cap while it streams, so memory stays bounded", async () => {
@@ -123,7 +123,7 @@ describe("URL ingestion address policy", () => {
     // The cap is 20 MB; the socket buffers a few MB more before the server notices the close.
     expect(body!.written).toBeLessThan(40 * MB);
     expect(peak).toBeLessThan(60 * MB);
-    expect(h.service.knowledge.list(BOT)).toEqual([]);
+    expect(await h.service.knowledge.list(BOT)).toEqual([]);
   });
 
   it("refuses a Content-Length over the cap before reading the body", async () => {

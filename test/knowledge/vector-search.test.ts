@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashEmbed } from "../../src/knowledge/embedders/hash.js";
 import { dot, normalize } from "../../src/knowledge/embedders/index.js";
-import { createTermSelector } from "../../src/knowledge/fts-terms.js";
-import { createFullTextSearch } from "../../src/knowledge/full-text.js";
+import { createTermSelector } from "../../src/storage/sqlite/fts-terms.js";
 import { createVectorIndex } from "../../src/knowledge/vectors.js";
 import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
 import { tempDir } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -17,8 +17,8 @@ function temp(): string {
   cleanups.push(dir.cleanup);
   return dir.dir;
 }
-function open(db: string): ChatService {
-  const service = createChatService({ env: {}, db });
+async function open(db: string): Promise<ChatService> {
+  const service = await createChatService({ env: {}, db });
   cleanups.push(() => service.close());
   return service;
 }
@@ -39,28 +39,28 @@ function sentence(rand: () => number, length: number): string {
 
 /** Recall@8 of `nearest` against an exact float scan, over vectors stored in a real database. */
 async function recallAt8(vectors: Float32Array[], queries: Float32Array[]): Promise<number> {
-  const service = open(join(temp(), "v.db"));
+  const service = await open(join(temp(), "v.db"));
   const { chatbot } = await service.bootstrap({ ingestDocs: false });
-  const sqlite = internalsOf(service).db.$client;
-  const index = createVectorIndex(sqlite);
-  const doc = sqlite
-    .prepare("INSERT INTO documents (chatbot_id, name, type, source, content_hash, chunk_count, bytes, created_at, updated_at) VALUES (?, 'd', 'file', 's', 'h', 0, 0, '', '') RETURNING id")
-    .get(chatbot.id) as { id: number };
-  const insertChunk = sqlite.prepare("INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content) VALUES (?, ?, ?, '', 'x') RETURNING id");
-  const ids: number[] = [];
-  sqlite.transaction(() => {
-    index.ensure("test", vectors[0]!.length);
-    vectors.forEach((v, i) => {
-      const { id } = insertChunk.get(doc.id, chatbot.id, i) as { id: number };
-      ids.push(id);
-      index.insert(id, chatbot.id, v);
-    });
-  })();
+  const { storage } = internalsOf(service);
+  const index = createVectorIndex(storage.knowledge, storage.changes);
+  await storage.knowledge.writeBatch({
+    chatbot_id: chatbot.id,
+    embedder: { spec: "test", dimension: vectors[0]!.length },
+    documents: [
+      {
+        fields: { name: "d", type: "file", source: "s", url: null, content_hash: "h", chunk_count: vectors.length, bytes: 0 },
+        chunks: vectors.map((vector) => ({ heading: "", content: "x", vector })),
+      },
+    ],
+    now: new Date().toISOString(),
+  });
+  // Chunk ids in insertion order, as the store hands them out.
+  const ids = (await storage.knowledge.chunksOfChatbot(chatbot.id)).map((c) => c.id);
   let recall = 0;
   for (const q of queries) {
     const exact = vectors.map((v, i) => [ids[i]!, dot(q, v)] as const).sort((a, b) => b[1] - a[1]);
     const truth = new Set(exact.slice(0, 8).map(([id]) => id));
-    const hits = index.nearest(chatbot.id, q, 8);
+    const hits = await index.nearest(chatbot.id, q, 8);
     expect(hits).toHaveLength(8);
     // Distances are the exact float ones, nearest first.
     expect(hits[0]!.distance).toBeCloseTo(1 - exact[0]![1], 5);
@@ -89,17 +89,17 @@ describe("nearest-vector search", () => {
 
   it("follows ingestion and removal done by another process on the same database", async () => {
     const db = join(temp(), "shared.db");
-    const server = open(db);
+    const server = await open(db);
     await server.bootstrap({ ingestDocs: false });
-    const cli = open(db);
+    const cli = await open(db);
     await server.knowledge.ingest("demo", [{ name: "hours.md", content: "# Opening hours\nThe office opens at nine." }]);
     expect((await server.knowledge.search("demo", "When does the office open?"))[0]?.name).toBe("hours.md");
 
     // Written through another connection: the server's in-memory vectors must notice.
     await cli.knowledge.ingest("demo", [{ name: "parking.md", content: "# Parking\nVisitors park behind the warehouse." }]);
     expect((await server.knowledge.search("demo", "Where do visitors park?"))[0]?.name).toBe("parking.md");
-    const parking = cli.knowledge.list("demo").find((d) => d.name === "parking.md")!;
-    cli.knowledge.remove("demo", parking.id);
+    const parking = (await cli.knowledge.list("demo")).find((d) => d.name === "parking.md")!;
+    await cli.knowledge.remove("demo", parking.id);
     const after = await server.knowledge.search("demo", "Where do visitors park?", { includeBelowThreshold: true });
     expect(after.map((c) => c.name)).not.toContain("parking.md");
     expect(after.map((c) => c.name)).toContain("hours.md");
@@ -108,27 +108,27 @@ describe("nearest-vector search", () => {
 
 describe("full-text candidates", () => {
   it("finds a chatbot's match even when another chatbot's chunks fill the global top", async () => {
-    const service = open(join(temp(), "kb.db"));
+    const service = await open(join(temp(), "kb.db"));
     const { organization } = await service.bootstrap({ ingestDocs: false });
-    service.chatbots.create({ organization_id: organization.id, slug: "busy", name: "Busy" });
+    await service.chatbots.create({ organization_id: organization.id, slug: "busy", name: "Busy" });
     // 300 chunks that match "zebra" better than the demo bot's single one: the global top 128 holds none of the demo bot's.
     const busy = Array.from({ length: 300 }, (_, i) => ({ name: `z${i}.md`, content: `# Zebra ${i}\nZebra zebra zebra stripes, zebra herd number ${i}.` }));
     await service.knowledge.ingest("busy", busy);
     await service.knowledge.ingest("demo", [{ name: "zoo.md", content: "# Zoo map\nThe zebra enclosure is next to the café, by the long lake path." }]);
-    const fullText = createFullTextSearch(internalsOf(service).db.$client);
-    const [zoo] = fullText('"zebra"', service.chatbots.get("demo").id, 32);
+    const { knowledge } = internalsOf(service).storage;
+    const [zoo] = await knowledge.fullText((await service.chatbots.get("demo")).id, ["zebra"], 32);
     expect(zoo).toBeDefined();
-    expect(fullText('"zebra"', service.chatbots.get("busy").id, 32)).toHaveLength(32);
+    expect(await knowledge.fullText((await service.chatbots.get("busy")).id, ["zebra"], 32)).toHaveLength(32);
     const hits = await service.knowledge.search("demo", "where is the zebra");
     expect(hits.map((h) => h.chunk_id)).toEqual([zoo]);
   });
 
   it("leaves out words found in more than 5% of a large base, keeping the rarest", async () => {
-    const service = open(join(temp(), "kb.db"));
+    const service = await open(join(temp(), "kb.db"));
     await service.bootstrap({ ingestDocs: false });
     const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));
     await service.knowledge.ingest("demo", docs);
-    const select = createTermSelector(internalsOf(service).db.$client);
+    const select = createTermSelector(sqliteOf(service));
     expect(select(["common", "unicorn", "page"])).toEqual(["unicorn"]);
     // Nothing rarer: the rarest frequent word stays, so the query still matches.
     expect(select(["common"])).toEqual(["common"]);
@@ -139,7 +139,7 @@ describe("full-text candidates", () => {
 describe("databases from before chunk_embeddings", () => {
   it("moves the vec0 vectors over on open and answers as before", async () => {
     const db = join(temp(), "old.db");
-    const before = open(db);
+    const before = await open(db);
     await before.bootstrap();
     const question = "How do I create an API key?";
     const expected = await before.knowledge.search("demo", question);
@@ -147,7 +147,7 @@ describe("databases from before chunk_embeddings", () => {
 
     // Turn it back into the old layout: the vectors only in a vec0 table. (Migrations stay applied:
     // later ones cannot be rolled back and re-run, and the copy happens after migrating anyway.)
-    const sqlite = internalsOf(before).db.$client;
+    const sqlite = sqliteOf(before);
     sqlite.exec(`
       CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id integer primary key, chatbot_id integer partition key, embedding float[384] distance_metric=cosine);
       CREATE TRIGGER chunk_vectors_ad AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE chunk_id = old.id; END;
@@ -160,13 +160,13 @@ describe("databases from before chunk_embeddings", () => {
     const chunks = (sqlite.prepare("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
     await before.close();
 
-    const after = open(db);
-    const migrated = internalsOf(after).db.$client;
+    const after = await open(db);
+    const migrated = sqliteOf(after);
     expect(migrated.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'chunk_vectors%' OR name LIKE 'chunks_fts_vocab%'").all()).toEqual([]);
     expect(migrated.prepare("SELECT count(*) AS n FROM chunk_embeddings").get()).toEqual({ n: chunks });
     expect(await after.knowledge.search("demo", question)).toEqual(expected);
     // Deleting still takes the vectors along.
-    after.knowledge.remove("demo", expected[0]!.document_id);
+    await after.knowledge.remove("demo", expected[0]!.document_id);
     expect(migrated.prepare("SELECT count(*) AS n FROM chunk_embeddings WHERE chunk_id = ?").get(expected[0]!.chunk_id)).toEqual({ n: 0 });
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChatServiceOptions } from "../../src/config.js";
+import type { ChatServiceOptions } from "../../src/core/config.js";
 import { MODEL_FAILED_MESSAGE } from "../../src/models/errors.js";
 import { parseSse, type SseEvent } from "../../src/models/sse.js";
 import { BRANDING, ingestDocs, openConversation, rowCounts } from "../chat/helpers.js";
@@ -199,7 +199,7 @@ describe("model selection per chatbot", () => {
       const ask = () => h.call(`/chatbots/demo/conversations/${conversationId}/messages`, { json: { message: "What does the Pro plan cost?" } });
       expect((await ask()).body.data.model).toBe("extractive");
       expect(fake.requests).toHaveLength(0);
-      h.service.chatbots.update("demo", { model: "ollama:llama3.2:1b" });
+      await h.service.chatbots.update("demo", { model: "ollama:llama3.2:1b" });
       const res = await ask();
       expect(res.body.data).toMatchObject({ model: "ollama:llama3.2:1b" });
       expect(res.body.data.reply).toContain("Answered by the bot");

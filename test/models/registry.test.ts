@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config.js";
+import { resolveConfig } from "../../src/core/config.js";
 import { ChatsvcError } from "../../src/core/errors.js";
 import { isModelError } from "../../src/models/errors.js";
 import { createExtractiveModel } from "../../src/models/extractive.js";

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRenderer, escapedText, type Renderer, type RendererOptions } from "../../src/core/render.js";
+import { createRenderer, escapedText, type Renderer, type RendererOptions } from "../../src/render/render.js";
 import { TEST_BUILD_DIR } from "../support/build-cli.js";
 import { tempDir } from "../support/harness.js";
 
@@ -109,9 +109,9 @@ describe("the built package", () => {
     try {
       const script = `
         const { createChatService } = await import(${JSON.stringify(join(TEST_BUILD_DIR, "index.js"))});
-        const service = createChatService({ db: ${JSON.stringify(join(dir, "t.db"))}, env: {} });
+        const service = await createChatService({ db: ${JSON.stringify(join(dir, "t.db"))}, env: {} });
         const { organization } = await service.bootstrap({ organizationName: "Acme", email: "o@acme.test" });
-        const { conversation_id } = service.conversations.start(organization.id, "demo", {});
+        const { conversation_id } = await service.conversations.start(organization.id, "demo", {});
         const message = await service.chat.post(organization.id, conversation_id, { role: "assistant", message: ${JSON.stringify(REPLY)} });
         process.stdout.write(JSON.stringify({ content: message.content }));
         await service.close();`;

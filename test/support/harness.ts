@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ChatServiceOptions } from "../../src/config.js";
-import type { BootstrapResult } from "../../src/core/bootstrap.js";
+import type { ChatServiceOptions } from "../../src/core/config.js";
+import type { BootstrapResult } from "../../src/bootstrap.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { createChatService, type ChatService } from "../../src/service.js";
 
@@ -61,7 +61,7 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
   const { dir, cleanup } = tempDir();
   const dbFile = join(dir, "chatsvc.db");
   // Request log lines at info would bury test output; failures (warn, error) still show.
-  const service = createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, db: dbFile });
+  const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, db: dbFile });
   const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;
@@ -82,11 +82,11 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
 }
 
 /** A second organisation with its own user, key and chatbot, for isolation tests. */
-export function addTenant(service: ChatService, name = "Other") {
-  const organization = service.orgs.create({ name });
+export async function addTenant(service: ChatService, name = "Other") {
+  const organization = await service.orgs.create({ name });
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
-  const user = service.users.create({ organization_id: organization.id, email: `owner@${slug}.test` });
-  const chatbot = service.chatbots.create({ organization_id: organization.id, slug: `${slug}-bot`, name: `${name} bot` });
-  const key = service.keys.create({ user_id: user.id, name: "test", accept_attribution: true });
+  const user = await service.users.create({ organization_id: organization.id, email: `owner@${slug}.test` });
+  const chatbot = await service.chatbots.create({ organization_id: organization.id, slug: `${slug}-bot`, name: `${name} bot` });
+  const key = await service.keys.create({ user_id: user.id, name: "test", accept_attribution: true });
   return { organization, user, chatbot, key };
 }

@@ -83,7 +83,7 @@ describe("webhooks from the chat API", () => {
       duration_seconds: expect.any(Number),
       message_count: 2,
     });
-    await eventually(() => h.service.webhooks.list()[0]!.total_triggers === 4);
+    await eventually(async () => await (await h.service.webhooks.list())[0]!.total_triggers === 4);
     expect((await h.call("/webhooks")).body.data[0]).toMatchObject({ total_triggers: 4, failed_triggers: 0 });
   });
 

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createChatService, internalsOf } from "../../src/service.js";
+import { createChatService } from "../../src/service.js";
 import { tempDir } from "../support/harness.js";
 import { eventually, startReceiver } from "./support/receiver.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/burst-child.ts", import.meta.url));
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -19,7 +20,7 @@ describe("crash recovery", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const db = `${dir}/chatsvc.db`;
-    const setup = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
+    const setup = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
     const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await setup.webhooks.register(tenant.organization.id, { url: `${r.url}/hook`, events: ["message_received"] });
     await setup.close();
@@ -39,10 +40,10 @@ describe("crash recovery", () => {
     expect(beforeCrash).toBeLessThan(40);
 
     slow = false;
-    const restarted = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true, retryDelaysMs: [50, 50, 50], timeoutMs: 1_000 } });
+    const restarted = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true, retryDelaysMs: [50, 50, 50], timeoutMs: 1_000 } });
     cleanups.push(() => restarted.close());
     const rows = () =>
-      internalsOf(restarted).db.$client.prepare("SELECT message_id, status FROM webhook_deliveries").all() as { message_id: string; status: string }[];
+      sqliteOf(restarted).prepare("SELECT message_id, status FROM webhook_deliveries").all() as { message_id: string; status: string }[];
     expect(rows()).toHaveLength(40);
     await eventually(() => rows().every((row) => row.status === "delivered"), 10_000);
 
@@ -50,6 +51,6 @@ describe("crash recovery", () => {
     const byId = new Map(r.received.map((g) => [g.headers["webhook-id"] as string, g.json.data.id as number]));
     expect(new Set(rows().map((row) => row.message_id))).toEqual(new Set(byId.keys()));
     expect([...byId.values()].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-    expect(restarted.webhooks.list()[0]).toMatchObject({ total_triggers: 40, failed_triggers: 0 });
+    expect((await restarted.webhooks.list())[0]).toMatchObject({ total_triggers: 40, failed_triggers: 0 });
   }, 60_000);
 });

@@ -5,6 +5,7 @@ import { createChatService, internalsOf, type ChatService } from "../../src/serv
 import { startHarness, tempDir, type Harness } from "../support/harness.js";
 import { emit, sampleEvent } from "./support/events.js";
 import { eventually, startReceiver, type Receiver, type Reply } from "./support/receiver.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 const fast = { allowPrivateNetworks: true, retryDelaysMs: [50, 50, 50] };
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -35,8 +36,7 @@ async function stats(h: Harness, id: number) {
 }
 
 function deliveries(service: ChatService) {
-  return internalsOf(service)
-    .db.$client.prepare("SELECT message_id, event, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY id")
+  return sqliteOf(service).prepare("SELECT message_id, event, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY id")
     .all() as { message_id: string; event: string; status: string; attempts: number; last_status: number | null; last_error: string | null }[];
 }
 
@@ -47,7 +47,7 @@ describe("delivery", () => {
     const { secret } = await register(h, `${r.url}/hook`);
     const org = h.tenant.organization.id;
     const sent = EVENT_NAMES.map((name, i) => sampleEvent(name, org, i + 1));
-    for (const event of sent) expect(emit(h.service, event)).toEqual({ type: "webhook", event: event.name, deliveries: 1 });
+    for (const event of sent) expect(await emit(h.service, event)).toEqual({ type: "webhook", event: event.name, deliveries: 1 });
 
     const got = await r.waitFor(4);
     expect(got.map((g) => g.json).sort((a, b) => a.event.localeCompare(b.event))).toEqual(
@@ -74,16 +74,39 @@ describe("delivery", () => {
     await register(h, `${all.url}/all`);
     const org = h.tenant.organization.id;
 
-    expect(emit(h.service, sampleEvent("message_received", org, 1)).deliveries).toBe(1);
-    expect(emit(h.service, sampleEvent("lead_captured", org + 1, 2)).deliveries).toBe(0);
-    const { db, events } = internalsOf(h.service);
-    expect(() =>
-      events.transaction(db, (_tx, fire) => {
-        fire(sampleEvent("lead_captured", org, 3));
-        throw new Error("the change failed");
-      }),
-    ).toThrow("the change failed");
-    expect(emit(h.service, sampleEvent("lead_captured", org, 4)).deliveries).toBe(2);
+    expect((await emit(h.service, sampleEvent("message_received", org, 1))).deliveries).toBe(1);
+    expect((await emit(h.service, sampleEvent("lead_captured", org + 1, 2))).deliveries).toBe(0);
+    // A write whose transaction fails after its row went in: neither the row nor an event survives.
+    const bot = h.tenant.chatbot;
+    const now = new Date().toISOString();
+    await expect(
+      internalsOf(h.service).storage.conversations.start(
+        {
+          chatbot_id: bot.id,
+          session_id: "api_rolled_back",
+          visitor_id: null,
+          visitor_name: null,
+          visitor_email: null,
+          visitor_phone: null,
+          metadata: "{}",
+          source: "api",
+          source_url: null,
+          ip: null,
+          country: null,
+          started_at: now,
+          last_message_at: now,
+          ended_at: null,
+          organization_id: org,
+          agent_name: bot.name,
+          agent_slug: bot.slug,
+        },
+        () => {
+          throw new Error("the change failed");
+        },
+      ),
+    ).rejects.toThrow("the change failed");
+    expect((await h.service.conversations.list(org)).meta.total).toBe(0);
+    expect((await emit(h.service, sampleEvent("lead_captured", org, 4))).deliveries).toBe(2);
 
     await all.waitFor(2);
     await leads.waitFor(1);
@@ -100,7 +123,7 @@ describe("delivery", () => {
     const h = await harness();
     const r = await receiver((n) => ({ status: n < 2 ? 500 : 204 }));
     const { id, secret } = await register(h, `${r.url}/hook`);
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
     const got = await r.waitFor(3);
     expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(1);
@@ -120,7 +143,7 @@ describe("delivery", () => {
     const h = await harness();
     const r = await receiver(() => ({ status: 500 }));
     const { id } = await register(h, `${r.url}/hook`);
-    emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id));
+    await emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id));
 
     await r.waitFor(4);
     const [row] = await eventually(() => deliveries(h.service)[0]?.status === "failed" && deliveries(h.service));
@@ -130,7 +153,7 @@ describe("delivery", () => {
     expect(Date.parse(s.last_triggered_at)).toBeGreaterThanOrEqual(r.received[3]!.at - 1000);
     expect(new Set(r.received.map((g) => g.headers["webhook-id"])).size).toBe(1);
     // A later event is counted on its own.
-    emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id, 2));
+    await emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id, 2));
     await r.waitFor(8);
     await eventually(() => deliveries(h.service).every((d) => d.status === "failed"));
     expect(await stats(h, id)).toMatchObject({ total_triggers: 2, failed_triggers: 2 });
@@ -141,7 +164,7 @@ describe("delivery", () => {
     const h = await harness();
     const r = await receiver(() => ({ status: 302, headers: { location: "/elsewhere" } }));
     const { id } = await register(h, `${r.url}/hook`);
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
     await eventually(() => deliveries(h.service)[0]?.status === "failed");
     expect(r.received.map((g) => g.path)).toEqual(["/hook", "/hook", "/hook", "/hook"]);
@@ -154,7 +177,7 @@ describe("delivery", () => {
     const r = await receiver(() => ({ hang: true }));
     const { id } = await register(h, `${r.url}/hook`);
     const started = Date.now();
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
     await eventually(() => deliveries(h.service)[0]?.status === "failed", 5_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(600);
@@ -167,11 +190,11 @@ describe("delivery", () => {
     const h = await harness();
     const r = await receiver(() => ({ status: 410 }));
     const { id } = await register(h, `${r.url}/hook`);
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 1));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 1));
 
     await eventually(() => deliveries(h.service)[0]?.status === "failed");
     expect(await stats(h, id)).toMatchObject({ is_active: false, total_triggers: 1, failed_triggers: 1 });
-    expect(emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2)).deliveries).toBe(0);
+    expect((await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2))).deliveries).toBe(0);
     expect(deliveries(h.service)).toHaveLength(1);
     expect(r.received).toHaveLength(1);
     // Registering the URL again is how its owner turns it back on.
@@ -182,7 +205,7 @@ describe("delivery", () => {
     const h = await harness();
     const r = await receiver((n) => (n === 0 ? { status: 429, headers: { "retry-after": "1" } } : { status: 200 }));
     const { id } = await register(h, `${r.url}/hook`);
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
     const got = await r.waitFor(2, 4_000);
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(950);
@@ -196,11 +219,11 @@ describe("delivery", () => {
     const kept = await receiver();
     const { id } = await register(h, `${gone.url}/hook`);
     await register(h, `${kept.url}/hook`);
-    emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 1));
+    await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 1));
     await gone.waitFor(1);
     expect((await h.call(`/webhooks/${id}`, { method: "DELETE" })).status).toBe(200);
 
-    expect(emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2)).deliveries).toBe(1);
+    expect((await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2))).deliveries).toBe(1);
     await kept.waitFor(2);
     await eventually(() => deliveries(h.service).every((d) => d.status === "delivered"));
     expect(deliveries(h.service)).toHaveLength(2);
@@ -220,20 +243,20 @@ describe("address policy at delivery", () => {
     cleanups.push(cleanup);
     const db = `${dir}/chatsvc.db`;
     // Registered under a permissive configuration (or before DNS changed)...
-    const permissive = createChatService({ env: {}, db, webhooks: fast });
+    const permissive = await createChatService({ env: {}, db, webhooks: fast });
     const tenant = await permissive.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await permissive.webhooks.register(tenant.organization.id, { url: urlOf(r.port), events: ["lead_captured"] });
     await permissive.close();
     // ...and delivered by a service that refuses private networks.
-    const strict = createChatService({ env: {}, db, webhooks: { retryDelaysMs: [20, 20, 20] } });
+    const strict = await createChatService({ env: {}, db, webhooks: { retryDelaysMs: [20, 20, 20] } });
     cleanups.push(() => strict.close());
-    expect(emit(strict, sampleEvent("lead_captured", tenant.organization.id)).deliveries).toBe(1);
+    expect((await emit(strict, sampleEvent("lead_captured", tenant.organization.id))).deliveries).toBe(1);
 
     const [row] = await eventually(() => deliveries(strict)[0]?.status === "failed" && deliveries(strict));
     expect(row!.attempts).toBe(4);
     expect(row!.last_error).toMatch(error);
     expect(r.received).toHaveLength(0);
-    expect(strict.webhooks.list()[0]).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
+    expect((await strict.webhooks.list())[0]).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
   });
 });
 
@@ -244,10 +267,10 @@ describe("shutdown and restart", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const db = `${dir}/chatsvc.db`;
-    const first = createChatService({ env: {}, db, webhooks: { ...fast, concurrency: 2 } });
+    const first = await createChatService({ env: {}, db, webhooks: { ...fast, concurrency: 2 } });
     const tenant = await first.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await first.webhooks.register(tenant.organization.id, { url: `${r.url}/hook`, events: ["lead_captured"] });
-    for (let i = 1; i <= 3; i++) emit(first, sampleEvent("lead_captured", tenant.organization.id, i));
+    for (let i = 1; i <= 3; i++) await emit(first, sampleEvent("lead_captured", tenant.organization.id, i));
     await r.waitFor(2);
     const closing = Date.now();
     await first.close();
@@ -256,7 +279,7 @@ describe("shutdown and restart", () => {
     expect(r.received.map((g) => g.json.data.id)).toEqual([1, 2]);
 
     phase = 2;
-    const second = createChatService({ env: {}, db, webhooks: fast });
+    const second = await createChatService({ env: {}, db, webhooks: fast });
     cleanups.push(() => second.close());
     // Event 1 finished within the grace period; 2 was cut off and 3 never started: both go out now.
     await r.waitFor(4);
@@ -275,19 +298,19 @@ describe("housekeeping", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const db = `${dir}/chatsvc.db`;
-    const first = createChatService({ env: {}, db, webhooks: { ...fast, retryDelaysMs: [] } });
+    const first = await createChatService({ env: {}, db, webhooks: { ...fast, retryDelaysMs: [] } });
     const tenant = await first.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await first.webhooks.register(tenant.organization.id, { url: `${r.url}/hook`, events: ["lead_captured"] });
-    emit(first, sampleEvent("lead_captured", tenant.organization.id, 1));
+    await emit(first, sampleEvent("lead_captured", tenant.organization.id, 1));
     await eventually(() => deliveries(first)[0]?.status === "failed");
-    const sqlite = internalsOf(first).db.$client;
+    const sqlite = sqliteOf(first);
     const eightDaysAgo = Date.now() - 8 * 24 * 60 * 60 * 1000;
     sqlite.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?").run(eightDaysAgo);
     await first.close();
 
-    const second = createChatService({ env: {}, db, webhooks: fast });
+    const second = await createChatService({ env: {}, db, webhooks: fast });
     cleanups.push(() => second.close());
     await eventually(() => deliveries(second).length === 0);
-    expect(second.webhooks.list()[0]).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
+    expect((await second.webhooks.list())[0]).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
   });
 });

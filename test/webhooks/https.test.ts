@@ -3,11 +3,12 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
-import { createChatService, internalsOf } from "../../src/service.js";
+import { createChatService } from "../../src/service.js";
 import { createSender } from "../../src/webhooks/deliver.js";
 import { tempDir } from "../support/harness.js";
 import { eventually } from "./support/receiver.js";
 import { startTlsReceiver, TEST_CA_FILE } from "./support/tls-receiver.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 /*
  * Webhooks over real TLS. Node 20 cannot add a trusted CA at runtime, so the
@@ -44,7 +45,7 @@ describe("webhook delivery over https", () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const db = `${dir}/chatsvc.db`;
-    const setup = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
+    const setup = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
     const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     const org = tenant.organization.id;
     const good = await setup.webhooks.register(org, { url: `${trusted.url}/hook`, events: ["message_received"] });
@@ -104,15 +105,15 @@ describe("webhook delivery over https", () => {
 
     child.kill("SIGKILL");
     await exited;
-    const reopened = createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
+    const reopened = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
     cleanups.push(() => reopened.close());
-    const listed = new Map(reopened.webhooks.list(org).map((w) => [w.id, w]));
+    const listed = new Map((await reopened.webhooks.list(org)).map((w) => [w.id, w]));
     expect(listed.get(good.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 0, last_failure: null });
     expect(listed.get(bad.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 1 });
     // What an operator reads in GET /webhooks and `chatsvc webhooks list` to see why.
     expect(listed.get(bad.webhook.id)!.last_failure).toEqual({ at: expect.any(String), status: null, error: byWebhook.get(bad.webhook.id)!.last_error });
     expect(listed.get(mismatched.webhook.id)).toMatchObject({ is_active: true, total_triggers: 1, failed_triggers: 1 });
-    expect(internalsOf(reopened).db.$client.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get()).toEqual({ n: 0 });
+    expect(sqliteOf(reopened).prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get()).toEqual({ n: 0 });
   }, 75_000);
 
   it.skipIf(process.env.NODE_TLS_REJECT_UNAUTHORIZED === "0")("refuses the same receiver where the fixture CA is not trusted (this process)", async () => {

@@ -2,9 +2,9 @@ import { lookup } from "node:dns/promises";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProgram } from "../../src/cli/program.js";
-import { internalsOf } from "../../src/service.js";
 import { blockedRangeOf } from "../../src/net/address-policy.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
+import { sqliteOf } from "../support/sqlite.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -48,7 +48,7 @@ describe("POST /webhooks", () => {
 
   it("another organisation registering the same URL gets its own webhook", async () => {
     h = await startHarness();
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     await h.call("/webhooks", { json: hook });
     const theirs = await h.call("/webhooks", { json: hook, key: other.key.key });
     expect(theirs.status).toBe(201);
@@ -119,7 +119,7 @@ describe("POST /webhooks", () => {
 describe("GET /webhooks", () => {
   it("lists the organisation's webhooks with delivery statistics", async () => {
     h = await startHarness();
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     await h.call("/webhooks", { json: hook });
     await h.call("/webhooks", { json: { url: "https://elsewhere.example.com/", events: ["lead_captured"] }, key: other.key.key });
     const res = await h.call("/webhooks");
@@ -162,7 +162,7 @@ describe("DELETE /webhooks/{id}", () => {
 
   it("403 for another organisation's webhook (which survives), 404 for an unknown or malformed id", async () => {
     h = await startHarness();
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     const theirs = await h.call("/webhooks", { json: hook, key: other.key.key });
     const res = await h.call(`/webhooks/${theirs.body.data.id}`, { method: "DELETE" });
     expect(res.status).toBe(403);
@@ -176,7 +176,7 @@ describe("DELETE /webhooks/{id}", () => {
 describe("chatsvc webhooks list", () => {
   it("prints every webhook, or one organisation's with --org", async () => {
     h = await startHarness();
-    const other = addTenant(h.service);
+    const other = await addTenant(h.service);
     await h.service.webhooks.register(h.tenant.organization.id, { url: "https://a.example.com/", events: ["lead_captured"] });
     await h.service.webhooks.register(other.organization.id, { url: "https://b.example.com/", events: ["message_received"] });
     const run = async (...args: string[]) => {
@@ -196,7 +196,7 @@ describe("chatsvc webhooks list", () => {
     expect(mine).toEqual([expect.objectContaining({ url: "https://b.example.com/", events: ["message_received"], total_triggers: 0, failed_triggers: 0 })]);
     expect(JSON.stringify(mine)).not.toContain("whsec_");
     // As the delivery worker records a failed attempt.
-    const sqlite = internalsOf(h.service).db.$client;
+    const sqlite = sqliteOf(h.service);
     sqlite.prepare("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?").run("2026-01-02T03:04:05.000Z", "https://a.example.com/");
     const table = await run();
     expect(table).toMatch(/total_triggers/);

@@ -14,7 +14,7 @@ const SHOP = "https://shop.example";
 describe("which websites may use a chatbot's widget", () => {
   it("answers a listed origin with exactly that origin (never *), and Vary: Origin", async () => {
     h = await startHarness();
-    h.service.chatbots.update("demo", { allowed_origins: [SHOP, "https://b.example"] });
+    await h.service.chatbots.update("demo", { allowed_origins: [SHOP, "https://b.example"] });
     const res = await widgetCall(h, "/widget/demo/config", { origin: SHOP });
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe(SHOP);
@@ -26,7 +26,7 @@ describe("which websites may use a chatbot's widget", () => {
 
   it("refuses an origin that is not listed with 403 in the envelope, and no CORS grant", async () => {
     h = await startHarness();
-    h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
+    await h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
     for (const origin of ["https://evil.example", "https://shop.example.evil.example", "http://shop.example", "null"]) {
       const res = await widgetCall(h, "/widget/demo/config", { origin });
       expect(res.status, origin).toBe(403);
@@ -36,12 +36,12 @@ describe("which websites may use a chatbot's widget", () => {
     }
     const posted = await widgetCall(h, "/widget/demo/conversations", { origin: "https://evil.example", json: {} });
     expect(posted.status).toBe(403);
-    expect(h.service.conversations.list(h.tenant.organization.id).meta.total).toBe(0);
+    expect(await (await h.service.conversations.list(h.tenant.organization.id)).meta.total).toBe(0);
   });
 
   it("keeps the widget off for a chatbot with no allowed origins, even on this server's own origin", async () => {
     h = await startHarness();
-    const other = h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "support", name: "Support" });
+    const other = await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "support", name: "Support" });
     expect(other.allowed_origins).toEqual([]);
     for (const origin of [SHOP, h.server.url]) {
       const res = await widgetCall(h, "/widget/support/config", { origin });
@@ -62,10 +62,10 @@ describe("which websites may use a chatbot's widget", () => {
 
   it("answers an unknown slug exactly as a chatbot the page may not use, so slugs cannot be probed", async () => {
     h = await startHarness();
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "support", name: "Support", allowed_origins: ["https://b.example"] });
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "off", name: "Off" });
-    h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "asleep", name: "Asleep", allowed_origins: [SHOP] });
-    h.service.chatbots.update("asleep", { is_active: false });
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "support", name: "Support", allowed_origins: ["https://b.example"] });
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "off", name: "Off" });
+    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "asleep", name: "Asleep", allowed_origins: [SHOP] });
+    await h.service.chatbots.update("asleep", { is_active: false });
     // Everything but the per-request values: the status, the body and every header a page or script can read.
     const answer = async (slug: string, init: Parameters<typeof widgetCall>[2]) => {
       const res = await widgetCall(h, `/widget/${slug}/config`, init);
@@ -93,13 +93,13 @@ describe("which websites may use a chatbot's widget", () => {
 
   it("refuses unknown and inactive chatbots alike", async () => {
     h = await startHarness();
-    h.service.chatbots.update("demo", { is_active: false });
+    await h.service.chatbots.update("demo", { is_active: false });
     for (const slug of ["demo", "nope"]) expect((await widgetCall(h, `/widget/${slug}/config`)).status).toBe(403);
   });
 
   it("answers preflights for allowed origins only, naming the methods and the token header", async () => {
     h = await startHarness();
-    h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
+    await h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
     const preflight = (origin: string) =>
       widgetCall(h, "/widget/demo/conversations/1/messages", {
         method: "OPTIONS",
@@ -143,7 +143,7 @@ describe("the demo bot on this server's own origin", () => {
     // A same-origin GET carries no Origin: the Host the browser addressed must be one of ours.
     const port = new URL(h.server.url).port;
     expect((await hostCall(h, "/widget/demo/config", { host: `evil.example:${port}`, "sec-fetch-site": "same-origin" })).status).toBe(403);
-    expect(h.service.conversations.list(h.tenant.organization.id).meta.total).toBe(0);
+    expect(await (await h.service.conversations.list(h.tenant.organization.id)).meta.total).toBe(0);
   });
 
   it("works on the origins the server listens on: its address, and localhost for a loopback address", async () => {
@@ -194,9 +194,9 @@ describe("visitor tokens", () => {
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body).toEqual({ success: false, message: "Conversation not found" });
     }
-    const history = h.service.conversations.history(h.tenant.organization.id, "demo", b.id);
+    const history = await h.service.conversations.history(h.tenant.organization.id, "demo", b.id);
     expect(history).toMatchObject({ is_ended: false, message_count: 0 });
-    expect(h.service.leads.list(h.tenant.organization.id).meta.total).toBe(0);
+    expect(await (await h.service.leads.list(h.tenant.organization.id)).meta.total).toBe(0);
     expect((await widgetCall(h, `/widget/demo/conversations/${a.id}`, { token: a.token })).status).toBe(200);
   });
 
@@ -209,18 +209,18 @@ describe("visitor tokens", () => {
     const edited = `${v}.${Buffer.from(JSON.stringify({ ...claims, conversation_id: a.id + 1 })).toString("base64url")}.${sig}`;
     expect(await widgetCall(h, `/widget/demo/conversations/${a.id + 1}`, { token: edited })).toMatchObject({ status: 401, body: { message: "Invalid widget token" } });
 
-    const tenant = addTenant(h.service);
-    h.service.chatbots.update(tenant.chatbot.slug, { allowed_origins: [SHOP] });
+    const tenant = await addTenant(h.service);
+    await h.service.chatbots.update(tenant.chatbot.slug, { allowed_origins: [SHOP] });
     const res = await widgetCall(h, `/widget/${tenant.chatbot.slug}/conversations/${a.id}`, { origin: SHOP, token: a.token });
     expect(res.status).toBe(404);
   });
 
   it("stop working on a site once its origin is removed from the list", async () => {
     h = await startHarness();
-    h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
+    await h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
     const a = await openWidgetConversation(h, "demo", SHOP);
     expect((await widgetCall(h, `/widget/demo/conversations/${a.id}`, { origin: SHOP, token: a.token })).status).toBe(200);
-    h.service.chatbots.update("demo", { allowed_origins: [] });
+    await h.service.chatbots.update("demo", { allowed_origins: [] });
     expect((await widgetCall(h, `/widget/demo/conversations/${a.id}`, { origin: SHOP, token: a.token })).status).toBe(403);
   });
 });
@@ -228,7 +228,7 @@ describe("visitor tokens", () => {
 describe("rate limits", () => {
   it("answer 429 with Retry-After once one IP has used its requests, readable by the page (CORS kept)", async () => {
     h = await startHarness({ widget: { ipRatePerMinute: 3 } });
-    h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
+    await h.service.chatbots.update("demo", { allowed_origins: [SHOP] });
     for (let i = 0; i < 3; i++) expect((await widgetCall(h, "/widget/demo/config", { origin: SHOP })).status).toBe(200);
     const limited = await widgetCall(h, "/widget/demo/conversations", { origin: SHOP, json: {} });
     expect(limited.status).toBe(429);
@@ -236,7 +236,7 @@ describe("rate limits", () => {
     expect(Number(limited.headers.get("retry-after"))).toBeLessThanOrEqual(20);
     expect(limited.headers.get("access-control-allow-origin")).toBe(SHOP);
     expect(limited.body).toMatchObject({ success: false, message: expect.stringMatching(/^Too many requests/) });
-    expect(h.service.conversations.list(h.tenant.organization.id).meta.total).toBe(0);
+    expect(await (await h.service.conversations.list(h.tenant.organization.id)).meta.total).toBe(0);
   });
 
   it("answer 429 for one visitor's conversation while other visitors on the same IP carry on", async () => {

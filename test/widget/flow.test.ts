@@ -36,7 +36,7 @@ describe("a visitor's conversation through the widget", () => {
     // The organisation's credits are charged, but their figures (and webhook actions) are not the visitor's business.
     expect(Object.keys(reply.body.data).sort()).toEqual(["cannot_answer", "conversation_id", "message_id", "reply", "sources"]);
     expect(reply.body).not.toHaveProperty("meta");
-    expect(h.service.credits.status(h.tenant.organization.id).credits_used).toBe(1);
+    expect((await h.service.credits.status(h.tenant.organization.id)).credits_used).toBe(1);
 
     const rated = await widgetCall(h, `/widget/demo/conversations/${id}/messages/rate`, { token, json: { message_id: reply.body.data.message_id, rating: "good" } });
     expect(rated.body.data).toEqual({ message_id: reply.body.data.message_id, rating: "good" });
@@ -61,7 +61,7 @@ describe("a visitor's conversation through the widget", () => {
   });
 
   it("streams the reply as Server-Sent Events when asked, with the CORS grant on the stream", async () => {
-    h.service.chatbots.update("demo", { allowed_origins: ["https://shop.example"] });
+    await h.service.chatbots.update("demo", { allowed_origins: ["https://shop.example"] });
     const { id, token } = await openWidgetConversation(h, "demo", "https://shop.example");
     const res = await fetch(`${h.server.url}/widget/demo/conversations/${id}/messages`, {
       method: "POST",
@@ -80,7 +80,7 @@ describe("a visitor's conversation through the widget", () => {
   });
 
   it("counts against the organisation's credits: refused with 429 when they are spent, without showing the figures", async () => {
-    h.service.orgs.update(h.tenant.organization.id, { credits_monthly: 0 });
+    await h.service.orgs.update(h.tenant.organization.id, { credits_monthly: 0 });
     const { id, token } = await openWidgetConversation(h);
     const refused = await widgetCall(h, `/widget/demo/conversations/${id}/messages`, { token, json: { message: QUESTION } });
     expect(refused.status).toBe(429);
@@ -143,7 +143,7 @@ describe("the script and the demo page", () => {
 
   it("mounts under a prefix of the site owner's own h3 app, where no chatbot is exempt from allowed_origins", async () => {
     const app = new H3().mount("/chat", createWidgetApp(h.service));
-    h.service.chatbots.update("demo", { allowed_origins: ["https://shop.example"] });
+    await h.service.chatbots.update("demo", { allowed_origins: ["https://shop.example"] });
     expect((await app.request("/chat/widget.js")).status).toBe(200);
     const config = await app.request("http://site.example/chat/widget/demo/config", { headers: { origin: "https://shop.example" } });
     expect(config.status).toBe(200);
@@ -158,7 +158,7 @@ describe("the script and the demo page", () => {
   });
 
   it("says so, without a widget, when there is no active demo bot", async () => {
-    h.service.chatbots.update("demo", { is_active: false });
+    await h.service.chatbots.update("demo", { is_active: false });
     const html = await (await fetch(`${h.server.url}/`)).text();
     expect(html).not.toContain('<script src="/widget.js"');
     expect(html).toContain("no active");

@@ -74,21 +74,21 @@ describe("the signing secret", () => {
     const { dir, cleanup } = tempDir();
     dirs.push(cleanup);
     const db = join(dir, "chatsvc.db");
-    service = createChatService({ db, env: {} });
-    const first = widgetSecret(service);
+    service = await createChatService({ db, env: {} });
+    const first = await widgetSecret(service);
     expect(first).toHaveLength(32);
     const { token } = createWidgetTokens(first, { ttlSeconds: 60 }).issue(5, 3);
     await service.close();
 
-    service = createChatService({ db, env: {} });
-    const again = widgetSecret(service);
+    service = await createChatService({ db, env: {} });
+    const again = await widgetSecret(service);
     expect(again.equals(first)).toBe(true);
     expect(createWidgetTokens(again, { ttlSeconds: 60 }).verify(token).conversation_id).toBe(5);
 
     const other = tempDir();
     dirs.push(other.cleanup);
-    const elsewhere = createChatService({ db: join(other.dir, "chatsvc.db"), env: {} });
-    expect(widgetSecret(elsewhere).equals(first)).toBe(false);
+    const elsewhere = await createChatService({ db: join(other.dir, "chatsvc.db"), env: {} });
+    expect((await widgetSecret(elsewhere)).equals(first)).toBe(false);
     await elsewhere.close();
   });
 });

@@ -75,8 +75,8 @@ export function registerBots(program: Command): void {
       .requiredOption("--slug <slug>", "URL name, unique in this install")
       .requiredOption("--name <name>", "name"),
   ).action(async (opts: ConfigOpts & { org: string; slug: string; name: string }, cmd: Command) => {
-    await withService(cmd, (service) => {
-      const bot = service.chatbots.create({ ...settingsFrom(opts), organization_id: parseId(opts.org, "--org"), slug: opts.slug, name: opts.name } as never);
+    await withService(cmd, async (service) => {
+      const bot = await service.chatbots.create({ ...settingsFrom(opts), organization_id: parseId(opts.org, "--org"), slug: opts.slug, name: opts.name } as never);
       show(bot, opts.json);
     });
   });
@@ -87,8 +87,8 @@ export function registerBots(program: Command): void {
     .option("--org <id>", "only this organisation")
     .option("--json", "print JSON")
     .action(async (opts: { org?: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const list = service.chatbots.list(opts.org === undefined ? undefined : parseId(opts.org, "--org"));
+      await withService(cmd, async (service) => {
+        const list = await service.chatbots.list(opts.org === undefined ? undefined : parseId(opts.org, "--org"));
         opts.json ? printJson(list) : printTable(list as unknown as Record<string, unknown>[], ["id", "organization_id", "slug", "name", "language", "is_active", "model"]);
       });
     });
@@ -98,7 +98,7 @@ export function registerBots(program: Command): void {
     .description("Show a chatbot's settings")
     .option("--json", "print JSON")
     .action(async (slug: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => show(service.chatbots.get(slug), opts.json));
+      await withService(cmd, async (service) => show(await service.chatbots.get(slug), opts.json));
     });
 
   withConfigFlags(
@@ -109,11 +109,11 @@ export function registerBots(program: Command): void {
       .option("--active", "make the chatbot available")
       .option("--inactive", "take the chatbot offline (403 for chats)"),
   ).action(async (slug: string, opts: ConfigOpts & { inactive?: boolean }, cmd: Command) => {
-    await withService(cmd, (service) => {
+    await withService(cmd, async (service) => {
       if (opts.inactive) opts.active = false;
       const settings = settingsFrom(opts);
       if (Object.keys(settings).length === 0) throw new ChatsvcError(422, "Nothing to update: give at least one setting (see --help)");
-      show(service.chatbots.update(slug, settings), opts.json);
+      show(await service.chatbots.update(slug, settings), opts.json);
     });
   });
 
@@ -122,8 +122,8 @@ export function registerBots(program: Command): void {
     .description("Delete a chatbot with its conversations, leads and knowledge")
     .option("--json", "print the result as JSON")
     .action(async (slug: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        service.chatbots.delete(slug);
+      await withService(cmd, async (service) => {
+        await service.chatbots.delete(slug);
         opts.json ? printJson({ slug, deleted: true }) : process.stdout.write(`Deleted chatbot ${slug}.\n`);
       });
     });

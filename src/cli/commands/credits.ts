@@ -11,8 +11,8 @@ export function registerCredits(program: Command): void {
     .requiredOption("--org <id>", "organisation id")
     .option("--json", "print JSON")
     .action(async (opts: { org: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const status = service.credits.status(parseId(opts.org, "organisation id"));
+      await withService(cmd, async (service) => {
+        const status = await service.credits.status(parseId(opts.org, "organisation id"));
         opts.json ? printJson(status) : printRecord({ ...status });
       });
     });
@@ -24,8 +24,8 @@ export function registerCredits(program: Command): void {
     .requiredOption("--monthly <n>", "credits per month")
     .option("--json", "print JSON")
     .action(async (opts: { org: string; monthly: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const status = service.credits.setMonthly(parseId(opts.org, "organisation id"), parseCount(opts.monthly, "--monthly"));
+      await withService(cmd, async (service) => {
+        const status = await service.credits.setMonthly(parseId(opts.org, "organisation id"), parseCount(opts.monthly, "--monthly"));
         opts.json ? printJson(status) : printRecord({ ...status });
       });
     });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { BootstrapResult } from "../../core/bootstrap.js";
+import type { BootstrapResult } from "../../bootstrap.js";
 import { ChatsvcError } from "../../core/errors.js";
 import { ATTRIBUTION_NOTICE } from "../../core/attribution.js";
 import type { ChatService } from "../../service.js";
@@ -18,7 +18,7 @@ export function printBootstrap(result: BootstrapResult, write: (s: string) => vo
 
 /** Runs first-run setup when the database is empty; returns what it created, if anything. */
 export async function initIfEmpty(service: ChatService, options: { organizationName?: string; email?: string } = {}): Promise<BootstrapResult | undefined> {
-  if (!service.isEmpty()) return undefined;
+  if (!(await service.isEmpty())) return undefined;
   return service.bootstrap({ ...options, ip: "cli" });
 }
 

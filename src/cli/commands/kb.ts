@@ -11,8 +11,8 @@ export function registerKb(program: Command): void {
     .description("List a chatbot's documents")
     .option("--json", "print JSON")
     .action(async (slug: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const documents = service.knowledge.list(slug);
+      await withService(cmd, async (service) => {
+        const documents = await service.knowledge.list(slug);
         opts.json ? printJson(documents) : printTable(documents as unknown as Record<string, unknown>[], DOCUMENT_COLUMNS);
       });
     });
@@ -21,9 +21,9 @@ export function registerKb(program: Command): void {
     .description("Remove a document and its chunks from a chatbot's knowledge base")
     .option("--json", "print the result as JSON")
     .action(async (slug: string, documentId: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
+      await withService(cmd, async (service) => {
         const id = parseId(documentId, "document id");
-        service.knowledge.remove(slug, id);
+        await service.knowledge.remove(slug, id);
         opts.json ? printJson({ removed: id, chatbot: slug }) : process.stdout.write(`Removed document ${id} from "${slug}".\n`);
       });
     });

@@ -29,8 +29,8 @@ export function registerKeys(program: Command): void {
       if (!opts.acceptAttribution) {
         throw new ChatsvcError(422, `Creating a key requires accepting the attribution obligation:\n\n  ${ATTRIBUTION_NOTICE}\n\nRun again with --accept-attribution to accept it.`);
       }
-      await withService(cmd, (service) => {
-        const key = service.keys.create({ email: opts.email, name: opts.name, expires_at: opts.expires ?? null, accept_attribution: true, ip: "cli" });
+      await withService(cmd, async (service) => {
+        const key = await service.keys.create({ email: opts.email, name: opts.name, expires_at: opts.expires ?? null, accept_attribution: true, ip: "cli" });
         opts.json ? printJson(key) : printIssued(key, "Created");
       });
     });
@@ -41,8 +41,8 @@ export function registerKeys(program: Command): void {
     .option("--email <email>", "only this user's keys")
     .option("--json", "print JSON")
     .action(async (opts: { email?: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const list = service.keys.list(opts.email === undefined ? {} : { email: opts.email });
+      await withService(cmd, async (service) => {
+        const list = await service.keys.list(opts.email === undefined ? {} : { email: opts.email });
         opts.json ? printJson(list) : printTable(list as unknown as Record<string, unknown>[], KEY_COLUMNS);
       });
     });
@@ -52,7 +52,7 @@ export function registerKeys(program: Command): void {
     .description("Rename a key")
     .option("--json", "print the record as JSON")
     .action(async (id: string, name: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => report(service.keys.rename(parseId(id, "key id"), name), "Renamed", opts.json));
+      await withService(cmd, async (service) => report(await service.keys.rename(parseId(id, "key id"), name), "Renamed", opts.json));
     });
 
   for (const [verb, done] of [
@@ -64,7 +64,7 @@ export function registerKeys(program: Command): void {
       .description(`${done.slice(0, -1)} a key`)
       .option("--json", "print the record as JSON")
       .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-        await withService(cmd, (service) => report(service.keys[verb](parseId(id, "key id")), done, opts.json));
+        await withService(cmd, async (service) => report(await service.keys[verb](parseId(id, "key id")), done, opts.json));
       });
   }
 
@@ -73,8 +73,8 @@ export function registerKeys(program: Command): void {
     .description("Replace a key's secret: the old key stops working at once (new key shown once)")
     .option("--json", "print the record, with the full key, as JSON")
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const key = service.keys.regenerate(parseId(id, "key id"));
+      await withService(cmd, async (service) => {
+        const key = await service.keys.regenerate(parseId(id, "key id"));
         opts.json ? printJson(key) : printIssued(key, "Regenerated");
       });
     });
@@ -84,9 +84,9 @@ export function registerKeys(program: Command): void {
     .description("Delete a key permanently")
     .option("--json", "print the result as JSON")
     .action(async (id: string, opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
+      await withService(cmd, async (service) => {
         const keyId = parseId(id, "key id");
-        service.keys.delete(keyId);
+        await service.keys.delete(keyId);
         opts.json ? printJson({ id: keyId, deleted: true }) : process.stdout.write(`Deleted API key ${keyId}.\n`);
       });
     });

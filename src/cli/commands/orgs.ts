@@ -12,8 +12,8 @@ export function registerOrgs(program: Command): void {
     .option("--credits <n>", "monthly credits (default 10000)")
     .option("--json", "print the record as JSON")
     .action(async (opts: { name: string; credits?: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const org = service.orgs.create({ name: opts.name, ...(opts.credits !== undefined && { credits_monthly: parseCount(opts.credits, "--credits") }) });
+      await withService(cmd, async (service) => {
+        const org = await service.orgs.create({ name: opts.name, ...(opts.credits !== undefined && { credits_monthly: parseCount(opts.credits, "--credits") }) });
         opts.json ? printJson(org) : printRecord({ ...org });
       });
     });
@@ -23,8 +23,8 @@ export function registerOrgs(program: Command): void {
     .description("List organisations")
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const list = service.orgs.list();
+      await withService(cmd, async (service) => {
+        const list = await service.orgs.list();
         opts.json ? printJson(list) : printTable(list as unknown as Record<string, unknown>[], ["id", "name", "credits_monthly", "brand_removal", "created_at"]);
       });
     });
@@ -38,8 +38,8 @@ export function registerOrgs(program: Command): void {
     .option("--no-brand-removal", "replies carry the branding element")
     .option("--json", "print the record as JSON")
     .action(async (id: string, opts: { name?: string; credits?: string; brandRemoval?: boolean; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const org = service.orgs.update(parseId(id, "organisation id"), {
+      await withService(cmd, async (service) => {
+        const org = await service.orgs.update(parseId(id, "organisation id"), {
           ...(opts.name !== undefined && { name: opts.name }),
           ...(opts.credits !== undefined && { credits_monthly: parseCount(opts.credits, "--credits") }),
           ...(opts.brandRemoval !== undefined && { brand_removal: opts.brandRemoval }),

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ExposedFile } from "../../core/db/file-permissions.js";
+import type { ExposedFile } from "../../core/storage/index.js";
 import type { Logger } from "../../http/logger.js";
 import { parseCount } from "../output.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
@@ -17,13 +17,12 @@ export function registerServe(program: Command): void {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const { db } = cmd.optsWithGlobals<{ db?: string }>();
-      const [{ createChatService }, { startServer }, { createLogger }, { exposedDatabaseFiles }] = await Promise.all([
+      const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
         import("../../service.js"),
         import("../../http/server.js"),
         import("../../http/logger.js"),
-        import("../../core/db/file-permissions.js"),
       ]);
-      const service = createChatService({
+      const service = await createChatService({
         ...(db && { db }),
         ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
@@ -32,7 +31,7 @@ export function registerServe(program: Command): void {
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
-        warnExposedFiles(exposedDatabaseFiles(service.config.db), logger);
+        warnExposedFiles(service.exposedFiles(), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${service.config.db})\n` +

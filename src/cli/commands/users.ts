@@ -13,8 +13,8 @@ export function registerUsers(program: Command): void {
     .option("--name <name>", "display name")
     .option("--json", "print the record as JSON")
     .action(async (opts: { org: string; email: string; name?: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const user = service.users.create({ organization_id: parseId(opts.org, "--org"), email: opts.email, ...(opts.name !== undefined && { name: opts.name }) });
+      await withService(cmd, async (service) => {
+        const user = await service.users.create({ organization_id: parseId(opts.org, "--org"), email: opts.email, ...(opts.name !== undefined && { name: opts.name }) });
         opts.json ? printJson(user) : printRecord({ ...user });
       });
     });
@@ -25,8 +25,8 @@ export function registerUsers(program: Command): void {
     .option("--org <id>", "only this organisation")
     .option("--json", "print JSON")
     .action(async (opts: { org?: string; json?: boolean }, cmd: Command) => {
-      await withService(cmd, (service) => {
-        const list = service.users.list(opts.org === undefined ? undefined : parseId(opts.org, "--org"));
+      await withService(cmd, async (service) => {
+        const list = await service.users.list(opts.org === undefined ? undefined : parseId(opts.org, "--org"));
         opts.json ? printJson(list) : printTable(list as unknown as Record<string, unknown>[], ["id", "organization_id", "email", "name", "created_at"]);
       });
     });

@@ -14,8 +14,8 @@ export function registerWebhooks(program: Command): void {
     .option("--json", "print JSON")
     .action(async (opts: { org?: string; json?: boolean }, cmd: Command) => {
       const organizationId = opts.org === undefined ? undefined : parseId(opts.org, "--org");
-      await withService(cmd, (service) => {
-        const list = service.webhooks.list(organizationId);
+      await withService(cmd, async (service) => {
+        const list = await service.webhooks.list(organizationId);
         const rows = list.map((w) => ({
           ...w,
           // The error names the status when there was one ("HTTP 500", "Redirect (302) not followed").

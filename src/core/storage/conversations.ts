@@ -136,7 +136,6 @@ export interface ConversationStore {
   messages(conversationId: number): Promise<MessageRecord[]>;
   countMessages(conversationId: number): Promise<number>;
   findMessage(conversationId: number, messageId: number): Promise<MessageRecord | undefined>;
-  latestAssistantId(conversationId: number): Promise<number | undefined>;
   rate(messageId: number, rating: "good" | "bad"): Promise<void>;
 
   /**

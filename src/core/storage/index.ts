@@ -26,6 +26,7 @@
  * - knowledge.removeDocument: the document with its chunks, full-text rows and vectors.
  * - knowledge.replaceVectors: the optional wipe + embedder record + every vector.
  * - webhooks.register / delete: the ownership check with the write.
+ * - outbox.record: the event's outbox rows.
  * - outbox.settle: every attempt's outcome with its webhook's counters, then the claim of due rows.
  * - keys.touch, outbox.release: the whole batch.
  * Other writes are single statements.

@@ -1,4 +1,5 @@
-import type { EventName } from "../events.js";
+import type { DomainEvent, EventName } from "../events.js";
+import type { RecordedEvent } from "./events.js";
 
 /** A stored webhook (`events` JSON text of event names). */
 export interface WebhookRecord {
@@ -82,6 +83,8 @@ export interface AttemptRecord {
  * claims due rows with a lease so an instance that dies mid-delivery loses nothing.
  */
 export interface OutboxStore {
+  /** One transaction: records an event that comes with no other stored change (its outbox rows only). */
+  record(event: DomainEvent): Promise<RecordedEvent>;
   /**
    * One transaction: records finished attempts (a row another instance finished
    * or that was deleted is skipped; the webhook's counters move with the row),

@@ -1,4 +1,4 @@
-import { accountInfoSchema } from "../../core/schemas/index.js";
+import { accountInfoSchema } from "../schemas/index.js";
 import { ok } from "../envelope.js";
 import type { RouteDefinition } from "../router.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { chatbotDetailSchema, chatbotListItemSchema, chatbotListMetaSchema } from "../../core/schemas/index.js";
+import { chatbotDetailSchema, chatbotListItemSchema, chatbotListMetaSchema } from "../schemas/index.js";
 import { ok } from "../envelope.js";
 import { slugParam, type RouteDefinition } from "../router.js";
 
@@ -11,8 +11,8 @@ export const chatbotRoutes: RouteDefinition[] = [
     tags: ["Chatbots"],
     summary: "List the organisation's active chatbots",
     response: { data: z.array(chatbotListItemSchema), meta: chatbotListMetaSchema },
-    handler: ({ service, principal }) => {
-      const bots = service.chatbots.listActive(principal.organizationId);
+    handler: async ({ service, principal }) => {
+      const bots = await service.chatbots.listActive(principal.organizationId);
       return ok(bots, { meta: { total: bots.length } });
     },
   },
@@ -26,6 +26,6 @@ export const chatbotRoutes: RouteDefinition[] = [
     params: { slug: slugParam },
     response: { data: chatbotDetailSchema },
     errors: { 403: "The slug names no chatbot of your organisation" },
-    handler: ({ service, principal, params }) => ok(service.chatbots.detail(service.chatbots.resolve(principal.organizationId, params.slug!))),
+    handler: async ({ service, principal, params }) => ok(await service.chatbots.detail(await service.chatbots.resolve(principal.organizationId, params.slug!))),
   },
 ];

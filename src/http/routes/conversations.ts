@@ -1,6 +1,6 @@
 import type { H3Event } from "h3";
 import { z } from "zod";
-import { postSchema, rateSchema, sendSchema } from "../../core/chat.js";
+import { postSchema, rateSchema, sendSchema } from "../../chat/chat.js";
 import { listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
 import {
   conversationDetailSchema,
@@ -14,7 +14,7 @@ import {
   ratingSchema,
   replySchema,
   startedConversationSchema,
-} from "../../core/schemas/index.js";
+} from "../schemas/index.js";
 import type { ChatService } from "../../service.js";
 import { clientIp } from "../client-ip.js";
 import { ok, okPage } from "../envelope.js";
@@ -77,7 +77,7 @@ export const conversationRoutes: RouteDefinition[] = [
     response: { status: 201, data: startedConversationSchema },
     errors: { 403: "The slug names no active chatbot of your organisation" },
     handler: async (ctx) =>
-      created(ctx, ok(ctx.service.conversations.start(ctx.principal.organizationId, ctx.params.slug!, (await ctx.body()) as never, visitorContext(ctx.event, ctx.service)))),
+      created(ctx, ok(await ctx.service.conversations.start(ctx.principal.organizationId, ctx.params.slug!, (await ctx.body()) as never, visitorContext(ctx.event, ctx.service)))),
   },
   {
     method: "POST",
@@ -100,7 +100,7 @@ export const conversationRoutes: RouteDefinition[] = [
       429: "The organisation's monthly credits are used up",
     },
     handler: async ({ event, service, principal, params, body }) => {
-      const pending = service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
+      const pending = await service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
       if (wantsEventStream(event)) return streamReply(event, pending);
       const { data, meta } = await pending.answer({ signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
@@ -118,7 +118,7 @@ export const conversationRoutes: RouteDefinition[] = [
     response: { data: ratingSchema },
     errors: { ...SLUG_403, 404: "The conversation, or an assistant message `message_id` in it, does not exist" },
     handler: async ({ service, principal, params, body }) =>
-      ok(service.chat.rate(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never)),
+      ok(await service.chat.rate(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never)),
   },
   {
     method: "POST",
@@ -149,7 +149,7 @@ export const conversationRoutes: RouteDefinition[] = [
     params: chatbotConversation,
     response: { data: conversationHistorySchema },
     errors: { ...SLUG_403, ...CONVERSATION_404 },
-    handler: ({ service, principal, params }) => ok(service.conversations.history(principal.organizationId, params.slug!, looseId(params.id))),
+    handler: async ({ service, principal, params }) => ok(await service.conversations.history(principal.organizationId, params.slug!, looseId(params.id))),
   },
   {
     method: "POST",
@@ -161,7 +161,7 @@ export const conversationRoutes: RouteDefinition[] = [
     params: chatbotConversation,
     response: { data: endedConversationSchema },
     errors: { ...SLUG_403, ...CONVERSATION_404 },
-    handler: ({ service, principal, params }) => ok(service.conversations.end(principal.organizationId, params.slug!, looseId(params.id))),
+    handler: async ({ service, principal, params }) => ok(await service.conversations.end(principal.organizationId, params.slug!, looseId(params.id))),
   },
   {
     method: "GET",
@@ -171,8 +171,8 @@ export const conversationRoutes: RouteDefinition[] = [
     summary: "List conversations, newest first",
     query: listSchema,
     response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
-    handler: ({ event, service, principal, query }) => {
-      const page = service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
+    handler: async ({ event, service, principal, query }) => {
+      const page = await service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
       return okPage(page, event.url, service.config);
     },
   },
@@ -185,7 +185,7 @@ export const conversationRoutes: RouteDefinition[] = [
     params: { id: idParam("Conversation") },
     response: { data: conversationDetailSchema },
     errors: ACCOUNT_CONVERSATION,
-    handler: ({ service, principal, params }) => ok(service.conversations.get(principal.organizationId, looseId(params.id))),
+    handler: async ({ service, principal, params }) => ok(await service.conversations.get(principal.organizationId, looseId(params.id))),
   },
   {
     method: "POST",
@@ -211,6 +211,6 @@ export const conversationRoutes: RouteDefinition[] = [
     params: { id: idParam("Conversation") },
     response: { data: endedConversationSchema },
     errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has already ended" },
-    handler: ({ service, principal, params }) => ok(service.conversations.endById(principal.organizationId, looseId(params.id))),
+    handler: async ({ service, principal, params }) => ok(await service.conversations.endById(principal.organizationId, looseId(params.id))),
   },
 ];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { captureSchema, listSchema, updateSchema } from "../../core/leads.js";
-import { capturedLeadSchema, leadDetailSchema, leadSchema, pageLinksSchema, pageMetaSchema } from "../../core/schemas/index.js";
+import { capturedLeadSchema, leadDetailSchema, leadSchema, pageLinksSchema, pageMetaSchema } from "../schemas/index.js";
 import { ok, okPage } from "../envelope.js";
 import { idParam, slugParam, type RouteDefinition } from "../router.js";
 import { listQuery, looseId } from "./conversations.js";
@@ -20,7 +20,7 @@ export const leadRoutes: RouteDefinition[] = [
     response: { status: 201, data: capturedLeadSchema },
     errors: { 403: "The slug names no chatbot of your organisation", 404: "The conversation does not exist or belongs to another chatbot" },
     handler: async (ctx) => {
-      const lead = ctx.service.leads.capture(ctx.principal.organizationId, ctx.params.slug!, looseId(ctx.params.id), (await ctx.body()) as never);
+      const lead = await ctx.service.leads.capture(ctx.principal.organizationId, ctx.params.slug!, looseId(ctx.params.id), (await ctx.body()) as never);
       ctx.event.res.status = 201;
       return ok(lead);
     },
@@ -33,8 +33,8 @@ export const leadRoutes: RouteDefinition[] = [
     summary: "List leads, newest first",
     query: listSchema,
     response: { data: z.array(leadSchema), meta: pageMetaSchema, links: pageLinksSchema },
-    handler: ({ event, service, principal, query }) => {
-      const page = service.leads.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until"]));
+    handler: async ({ event, service, principal, query }) => {
+      const page = await service.leads.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until"]));
       return okPage(page, event.url, service.config);
     },
   },
@@ -47,7 +47,7 @@ export const leadRoutes: RouteDefinition[] = [
     params: { id: idParam("Lead") },
     response: { data: leadDetailSchema },
     errors: ACCOUNT_LEAD,
-    handler: ({ service, principal, params }) => ok(service.leads.get(principal.organizationId, looseId(params.id))),
+    handler: async ({ service, principal, params }) => ok(await service.leads.get(principal.organizationId, looseId(params.id))),
   },
   {
     method: "PUT",
@@ -60,6 +60,6 @@ export const leadRoutes: RouteDefinition[] = [
     body: updateSchema,
     response: { data: leadSchema },
     errors: ACCOUNT_LEAD,
-    handler: async ({ service, principal, params, body }) => ok(service.leads.update(principal.organizationId, looseId(params.id), (await body()) as never)),
+    handler: async ({ service, principal, params, body }) => ok(await service.leads.update(principal.organizationId, looseId(params.id), (await body()) as never)),
   },
 ];

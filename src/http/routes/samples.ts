@@ -1,5 +1,5 @@
 import type { ConversationRecord } from "../../core/conversations.js";
-import { conversationRecordSchema, leadSchema } from "../../core/schemas/index.js";
+import { conversationRecordSchema, leadSchema } from "../schemas/index.js";
 import type { Lead } from "../../core/leads.js";
 import { ok } from "../envelope.js";
 import type { RouteDefinition } from "../router.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { deletedWebhookSchema, registeredWebhookSchema, webhookSchema, type ListedWebhook } from "../../core/schemas/index.js";
+import { deletedWebhookSchema, registeredWebhookSchema, webhookSchema, type ListedWebhook } from "../schemas/index.js";
 import type { RegisterWebhookInput, Webhook } from "../../webhooks/index.js";
 import { registerSchema } from "../../webhooks/registry.js";
 import { ok } from "../envelope.js";
@@ -27,7 +27,7 @@ export const webhookRoutes: RouteDefinition[] = [
     tags: ["Webhooks"],
     summary: "List webhooks with delivery statistics",
     response: { data: z.array(webhookSchema) },
-    handler: ({ service, principal }) => ok(service.webhooks.list(principal.organizationId).map(toListed)),
+    handler: async ({ service, principal }) => ok((await service.webhooks.list(principal.organizationId)).map(toListed)),
   },
   {
     method: "POST",
@@ -56,9 +56,9 @@ export const webhookRoutes: RouteDefinition[] = [
     params: { id: idParam("Webhook") },
     response: { data: deletedWebhookSchema, message: "Webhook deleted successfully" },
     errors: { 403: "The webhook belongs to another organisation", 404: "The webhook does not exist" },
-    handler: ({ service, principal, params }) => {
+    handler: async ({ service, principal, params }) => {
       const id = pathId(params.id, "Webhook not found");
-      service.webhooks.delete(principal.organizationId, id);
+      await service.webhooks.delete(principal.organizationId, id);
       return ok({ id }, { message: "Webhook deleted successfully" });
     },
   },

@@ -1,4 +1,4 @@
-import type { ResolvedConfig } from "../../config.js";
+import type { ResolvedConfig } from "../../core/config.js";
 import { ChatsvcError } from "../../core/errors.js";
 import { createHashEmbedder } from "./hash.js";
 import { createOllamaEmbedder } from "./ollama.js";

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { IngestOptions } from "../../config.js";
+import type { IngestOptions } from "../../core/config.js";
 import type { IngestInput } from "../types.js";
 import { convertText } from "./convert.js";
 import { LoadError } from "./errors.js";

@@ -1,4 +1,4 @@
-import type { IngestOptions } from "../../config.js";
+import type { IngestOptions } from "../../core/config.js";
 import { guardedFetch, GuardedFetchError, type GuardedResponse } from "../../net/guarded-fetch.js";
 import { convert, type SourceFormat } from "./convert.js";
 import { LoadError } from "./errors.js";

@@ -1,4 +1,5 @@
-import type { DomainEvent, EventAction } from "../../../src/core/events.js";
+import type { EventAction } from "../../../src/chat/chat.js";
+import type { DomainEvent } from "../../../src/core/events.js";
 import { internalsOf, type ChatService } from "../../../src/service.js";
 
 const agent = { id: 1, name: "Demo", slug: "demo" };
@@ -46,8 +47,10 @@ export function sampleEvent(name: DomainEvent["name"], organizationId: number, i
   }
 }
 
-/** Emits an event the way the core does: inside a write transaction, through the service's event bus. */
-export function emit(service: ChatService, event: DomainEvent): EventAction {
-  const { db, events } = internalsOf(service);
-  return events.transaction(db, (_tx, fire) => fire(event));
+/** Records an event the way a write does (its outbox rows in one transaction), then tells the service's listeners. */
+export async function emit(service: ChatService, event: DomainEvent): Promise<EventAction> {
+  const { storage, events } = internalsOf(service);
+  const recorded = await storage.outbox.record(event);
+  events.publish([recorded]);
+  return { type: "webhook", event: event.name, deliveries: recorded.deliveries };
 }

@@ -89,10 +89,10 @@ export async function startReceiver(reply: (n: number, req: Received) => Reply =
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
-export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5_000, stepMs = 20): Promise<T> {
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, stepMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error("eventually: condition not met in time");
     await sleep(stepMs);

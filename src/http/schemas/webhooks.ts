@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { EventName } from "../events.js";
+import type { EventName } from "../../core/events.js";
 import { eventNameSchema, integer, timestamp } from "./common.js";
 
 /** A webhook as `GET /webhooks` lists it: no owner, no secret. */

@@ -1,15 +1,10 @@
 import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { ExposedFile } from "../../core/storage/index.js";
 
 /** Permission bits that let group or others read, write or enter. */
 const SHARED_BITS = 0o077;
 
-/** A database file whose permissions let group or others in. */
-export interface ExposedFile {
-  path: string;
-  /** Octal permission bits, e.g. `"0644"`. */
-  mode: string;
-}
 
 /** True for the names SQLite opens without a file of their own (in-memory, temporary). */
 function isInMemory(file: string): boolean {

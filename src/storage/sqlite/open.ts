@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import * as sqliteVec from "sqlite-vec";
-import { packageRoot } from "../package-root.js";
+import { packageRoot } from "../../core/package-root.js";
 import { createPrivateDatabaseFile } from "./file-permissions.js";
 import * as schema from "./schema.js";
 
@@ -39,7 +39,7 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // vec0 must exist before migrations that might reference it run.
     sqliteVec.load(client);
     const db = drizzle({ client, schema }) as Db;
-    migrate(db, { migrationsFolder: join(packageRoot(), "drizzle") });
+    migrate(db, { migrationsFolder: join(packageRoot(), "drizzle", "sqlite") });
     return db;
   } catch (error) {
     client.close();

@@ -1,21 +1,29 @@
 import { z } from "zod";
-import { creditCost, type ResolvedConfig } from "../config.js";
-import type { Knowledge } from "../knowledge/types.js";
+import { toPlainText } from "../core/branding.js";
+import { DEFAULT_MESSAGES, type Chatbot, type Chatbots } from "../core/chatbots.js";
+import { nowIso, utcMonth } from "../core/clock.js";
+import { creditCost, type ResolvedConfig } from "../core/config.js";
+import { agentOf, type Conversations } from "../core/conversations.js";
+import { creditLimitError, toCreditStatus, type Credits } from "../core/credits.js";
+import { ChatsvcError } from "../core/errors.js";
+import type { EventBus, EventName } from "../core/events.js";
+import type { Message, Messages, Source } from "../core/messages.js";
+import type { ConversationRef, ConversationStore, CreditRecord, MessageRecord, RecordedEvent, TurnRefusal } from "../core/storage/index.js";
+import { body, id, oneOf, parse, text } from "../core/validation.js";
+import type { Knowledge, RetrievedChunk } from "../knowledge/types.js";
 import { createCallSignal } from "../models/call-signal.js";
 import { MODEL_FAILED_MESSAGE, toModelError } from "../models/errors.js";
 import { buildPrompt } from "../models/prompt.js";
 import type { Models } from "../models/registry.js";
 import type { ChatModel, ChatRequest, PromptMessage } from "../models/types.js";
-import { DEFAULT_MESSAGES, type Chatbot, type Chatbots } from "./chatbots.js";
-import { nowIso } from "./clock.js";
-import { agentOf, type ConversationRow, type Conversations } from "./conversations.js";
-import type { CreditStatus, Credits } from "./credits.js";
-import type { Db } from "./db/open.js";
-import { ChatsvcError } from "./errors.js";
-import type { EventAction, EventBus } from "./events.js";
-import { toSources, type Message, type MessageRow, type Messages, type Source } from "./messages.js";
-import type { Renderer } from "./render.js";
-import { body, id, oneOf, parse, text } from "./validation.js";
+import type { Renderer } from "../render/render.js";
+
+/** One entry of a send-message reply's `actions`: what an event set in motion. */
+export interface EventAction {
+  type: "webhook";
+  event: EventName;
+  deliveries: number;
+}
 
 /** `data` of a send-message (and regenerate) reply. */
 export interface ReplyData {
@@ -89,6 +97,7 @@ export type Chat = ReturnType<typeof createChat>;
 
 export interface ChatDeps {
   config: ResolvedConfig;
+  store: ConversationStore;
   chatbots: Chatbots;
   conversations: Conversations;
   messages: Messages;
@@ -108,25 +117,42 @@ interface Generated {
   responseMs: number;
 }
 
+/** One source per document, with its best chunk's score: the shape replies and history carry. */
+export function toSources(chunks: RetrievedChunk[]): Source[] {
+  const byDocument = new Map<number, Source>();
+  for (const c of chunks) {
+    const score = Math.round(c.score * 10_000) / 10_000;
+    const seen = byDocument.get(c.document_id);
+    if (seen) seen.score = Math.max(seen.score, score);
+    else byDocument.set(c.document_id, { name: c.name, type: c.type, score, ...(c.url ? { url: c.url } : {}) });
+  }
+  return [...byDocument.values()];
+}
+
+/** Earlier turns as a model sees them: plain text, regenerated replies left out, before message `beforeId`. */
+function toPrompt(rows: MessageRecord[], beforeId = Number.MAX_SAFE_INTEGER): PromptMessage[] {
+  return rows.filter((row) => row.id < beforeId).map((row) => ({ role: row.role, content: row.role === "assistant" ? toPlainText(row.content) : row.content }));
+}
+
+const toActions = (recorded: RecordedEvent[]): EventAction[] => recorded.map(({ event, deliveries }) => ({ type: "webhook", event: event.name, deliveries }));
+
 /**
  * The send-message pipeline: checks (chatbot, conversation, body, state,
  * credits), retrieval, the model call with timeout and abort, rendering, then
- * a single transaction that re-checks, charges credits, stores both messages
- * and fires `message_received`. A refused or failed request writes nothing.
+ * one storage write that re-checks, charges credits, stores both messages
+ * and records `message_received`. A refused or failed request writes nothing.
  *
  * @example
  * const { data, meta } = await service.chat.send(orgId, "demo", conversationId, { message: "How do I install it?" });
  */
-export function createChat(db: Db, deps: ChatDeps) {
-  const { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer } = deps;
+export function createChat(deps: ChatDeps) {
+  const { config, store, chatbots, conversations, messages, credits, knowledge, models, events, renderer } = deps;
   const specOf = (bot: Chatbot) => bot.model ?? config.chatModel;
 
-  const creditMeta = (status: CreditStatus, cost: number): CreditMeta => ({
-    credits_used: status.credits_used,
-    credits_max: status.credits_max,
-    credits_remaining: status.credits_remaining,
-    this_message: cost,
-  });
+  const creditMeta = (record: CreditRecord, cost: number): CreditMeta => {
+    const status = toCreditStatus(record);
+    return { credits_used: status.credits_used, credits_max: status.credits_max, credits_remaining: status.credits_remaining, this_message: cost };
+  };
 
   const failed = (conversationId: number, cause: unknown) =>
     new ChatsvcError(500, MODEL_FAILED_MESSAGE, { details: { conversation_id: conversationId }, cause });
@@ -175,48 +201,41 @@ export function createChat(db: Db, deps: ChatDeps) {
     }
   };
 
-  /** The conversation as the chatbot endpoints address it, refusing inactive chatbots and ended conversations. */
-  const openConversation = (organizationId: number, slug: string, conversationId: number) => {
-    const bot = chatbots.resolveActive(organizationId, slug);
-    const conversation = conversations.ofChatbot(bot, conversationId);
+  /** The conversation as the chatbot endpoints address it, refusing inactive chatbots. */
+  const openConversation = async (organizationId: number, slug: string, conversationId: number) => {
+    const bot = await chatbots.resolveActive(organizationId, slug);
+    const conversation = await conversations.ofChatbot(bot, conversationId);
     return { bot, conversation };
   };
 
   /**
    * A caller that gave up (the client went away) while the answer was being
    * generated gets nothing stored or charged, even when the model had already
-   * finished: checked before the write transaction, and again as its first step
-   * for storage whose transactions can wait for a connection.
+   * finished: checked before the write, and again by the write as its first step
+   * (for storage whose transactions can wait for a connection).
    */
   const assertStillWanted = (bot: Chatbot, conversationId: number, signal: AbortSignal | undefined) => {
     if (signal?.aborted) throw failed(conversationId, toModelError(signal.reason, specOf(bot), signal));
   };
 
-  /** Inside the write transaction: the conversation must still be open (another request may have ended it). */
-  const recheckOpen = (bot: Chatbot, conversationId: number): ConversationRow => {
-    const fresh = conversations.ofChatbot(bot, conversationId);
-    if (fresh.ended_at !== null) throw ended();
-    return fresh;
+  /** The error for a write the storage refused after re-checking inside its transaction. */
+  const refusal = (bot: Chatbot, ref: ConversationRef, refused: TurnRefusal): ChatsvcError => {
+    switch (refused.refused) {
+      case "aborted":
+        return failed(ref.id, toModelError(ref.signal?.reason, specOf(bot), ref.signal));
+      case "missing":
+        return ChatsvcError.notFound("Conversation not found");
+      case "ended":
+        return ended();
+      case "not-latest":
+        return ChatsvcError.badRequest("Only the latest reply can be regenerated");
+      case "credits":
+        return creditLimitError(refused.credits);
+    }
   };
 
-  /** Inside the write transaction: stores a generated reply and moves the conversation's last activity. */
-  const storeReply = (conversationId: number, generated: Generated): MessageRow => {
-    const assistant = messages.insert({
-      conversationId,
-      role: "assistant",
-      content: generated.html,
-      sources: generated.sources,
-      model: generated.model,
-      responseMs: generated.responseMs,
-      cannotAnswer: generated.cannotAnswer,
-      createdAt: nowIso(),
-    });
-    conversations.touch(conversationId, assistant.created_at);
-    return assistant;
-  };
-
-  const toReply = (row: MessageRow, generated: Generated, organizationId: number, actions: EventAction[]): ReplyData => ({
-    reply: messages.present(generated.html, organizationId),
+  const toReply = (row: MessageRecord, generated: Generated, brandingRequired: boolean, actions: EventAction[]): ReplyData => ({
+    reply: messages.present(generated.html, brandingRequired),
     conversation_id: row.conversation_id,
     message_id: row.id,
     cannot_answer: generated.cannotAnswer,
@@ -226,31 +245,50 @@ export function createChat(db: Db, deps: ChatDeps) {
     response_ms: generated.responseMs,
   });
 
-  const prepare = (organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined): PendingReply => {
-    const { bot, conversation } = openConversation(organizationId, slug, conversationId);
+  const assistantMessage = (generated: Generated) => ({
+    role: "assistant" as const,
+    content: generated.html,
+    sources: JSON.stringify(generated.sources),
+    model: generated.model,
+    response_ms: generated.responseMs,
+    cannot_answer: generated.cannotAnswer,
+    created_at: nowIso(),
+  });
+
+  const prepare = async (organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined): Promise<PendingReply> => {
+    const { bot, conversation } = await openConversation(organizationId, slug, conversationId);
     const { message } = parse(sendSchema, input);
     if (conversation.ended_at !== null) throw ended();
     const cost = creditCost(config, specOf(bot));
-    credits.assertAvailable(organizationId, cost);
+    await credits.assertAvailable(organizationId, cost);
     const receivedAt = nowIso();
     return {
       conversationId: conversation.id,
       async answer(options = {}) {
-        const generated = await generate(bot, conversation.id, message, messages.promptHistory(conversation.id), options);
+        const history = toPrompt(await store.messages(conversation.id));
+        const generated = await generate(bot, conversation.id, message, history, options);
         assertStillWanted(bot, conversation.id, options.signal);
-        return events.transaction(db, (_tx, emit) => {
-          assertStillWanted(bot, conversation.id, options.signal);
-          const fresh = recheckOpen(bot, conversation.id);
-          const status = credits.charge(organizationId, cost);
-          const user = messages.insert({ conversationId: fresh.id, role: "user", content: message, createdAt: receivedAt });
-          const assistant = storeReply(fresh.id, generated);
-          const action = emit({
-            name: "message_received",
-            organizationId,
-            data: { id: user.id, conversation_id: fresh.id, session_id: fresh.session_id, role: "user", content: message, agent: agentOf(fresh), created_at: user.created_at },
-          });
-          return { data: toReply(assistant, generated, organizationId, [action]), meta: creditMeta(status, cost) };
-        });
+        const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };
+        const [stored, brandingRequired] = await Promise.all([
+          store.storeTurn(
+            ref,
+            {
+              user: { role: "user", content: message, created_at: receivedAt },
+              assistant: assistantMessage(generated),
+              charge: { organization_id: organizationId, month: utcMonth(), cost },
+            },
+            ({ conversation: fresh, user }) => ({
+              name: "message_received",
+              organizationId,
+              data: { id: user.id, conversation_id: fresh.id, session_id: fresh.session_id, role: "user", content: message, agent: agentOf(fresh), created_at: user.created_at },
+            }),
+          ),
+          messages.brandingRequired(organizationId),
+        ]);
+        if ("refused" in stored) throw refusal(bot, ref, stored);
+        events.publish(stored.events);
+        const { assistant, credits: charged } = stored.result;
+        return { data: toReply(assistant, generated, brandingRequired, toActions(stored.events)), meta: creditMeta(charged, cost) };
       },
     };
   };
@@ -264,7 +302,7 @@ export function createChat(db: Db, deps: ChatDeps) {
 
     /** Sends a visitor message and answers it. */
     async send(organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined, options: AnswerOptions = {}): Promise<ChatReply> {
-      return prepare(organizationId, slug, conversationId, input).answer(options);
+      return (await prepare(organizationId, slug, conversationId, input)).answer(options);
     },
 
     /**
@@ -273,36 +311,34 @@ export function createChat(db: Db, deps: ChatDeps) {
      * Charged like a message; fires no event (the visitor sent nothing new).
      */
     async regenerate(organizationId: number, slug: string, conversationId: number, messageId: number, options: AnswerOptions = {}): Promise<ChatReply> {
-      const { bot, conversation } = openConversation(organizationId, slug, conversationId);
-      const old = messages.find(conversation.id, messageId);
+      const { bot, conversation } = await openConversation(organizationId, slug, conversationId);
+      const [old, rows] = await Promise.all([store.findMessage(conversation.id, messageId), store.messages(conversation.id)]);
       if (!old || old.role !== "assistant" || old.regenerated) throw ChatsvcError.notFound("Message not found");
       if (conversation.ended_at !== null) throw ended();
-      if (messages.latestAssistantId(conversation.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
-      const earlier = messages.promptHistory(conversation.id, old.id);
+      if (rows.findLast((row) => row.role === "assistant")?.id !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
+      const earlier = toPrompt(rows, old.id);
       const questionAt = earlier.findLastIndex((m) => m.role === "user");
       if (questionAt < 0) throw ChatsvcError.badRequest("This reply answers no visitor message, so it cannot be regenerated");
       const cost = creditCost(config, specOf(bot));
-      credits.assertAvailable(organizationId, cost);
+      await credits.assertAvailable(organizationId, cost);
       const generated = await generate(bot, conversation.id, earlier[questionAt]!.content, earlier.slice(0, questionAt), options);
       assertStillWanted(bot, conversation.id, options.signal);
-      return events.transaction(db, () => {
-        assertStillWanted(bot, conversation.id, options.signal);
-        const fresh = recheckOpen(bot, conversation.id);
-        if (messages.latestAssistantId(fresh.id) !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
-        const status = credits.charge(organizationId, cost);
-        messages.flagRegenerated(old.id);
-        const assistant = storeReply(fresh.id, generated);
-        return { data: toReply(assistant, generated, organizationId, []), meta: creditMeta(status, cost) };
-      });
+      const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };
+      const [stored, brandingRequired] = await Promise.all([
+        store.storeRegeneration(ref, old.id, assistantMessage(generated), { organization_id: organizationId, month: utcMonth(), cost }),
+        messages.brandingRequired(organizationId),
+      ]);
+      if ("refused" in stored) throw refusal(bot, ref, stored);
+      return { data: toReply(stored.assistant, generated, brandingRequired, []), meta: creditMeta(stored.credits, cost) };
     },
 
     /** Rates an assistant message of the conversation; rating again replaces the rating. */
-    rate(organizationId: number, slug: string, conversationId: number, input: RateInput | undefined): RateInput {
-      const conversation = conversations.ofChatbot(chatbots.resolve(organizationId, slug), conversationId);
+    async rate(organizationId: number, slug: string, conversationId: number, input: RateInput | undefined): Promise<RateInput> {
+      const conversation = await conversations.ofChatbot(await chatbots.resolve(organizationId, slug), conversationId);
       const { message_id, rating } = parse(rateSchema, input);
-      const row = messages.find(conversation.id, message_id);
+      const row = await store.findMessage(conversation.id, message_id);
       if (!row || row.role !== "assistant" || row.regenerated) throw ChatsvcError.notFound("Message not found");
-      messages.rate(row.id, rating);
+      await store.rate(row.id, rating);
       return { message_id: row.id, rating };
     },
 
@@ -313,25 +349,32 @@ export function createChat(db: Db, deps: ChatDeps) {
      * fires `message_received`. Not charged.
      */
     async post(organizationId: number, conversationId: number, input: PostMessageInput | undefined): Promise<Message> {
-      const conversation = conversations.ofOrganization(organizationId, conversationId);
+      const conversation = await conversations.ofOrganization(organizationId, conversationId);
       const { message, role = "assistant" } = parse(postSchema, input);
       if (conversation.ended_at !== null) throw ended();
       const content = role === "assistant" ? await renderer.render(message) : message;
       if (content === "") throw ChatsvcError.validation({ message: ["The message field has no content once unsafe HTML is removed."] });
-      return events.transaction(db, (_tx, emit) => {
-        const fresh = conversations.ofOrganization(organizationId, conversationId);
-        if (fresh.ended_at !== null) throw ended();
-        const row = messages.insert({ conversationId: fresh.id, role, content, createdAt: nowIso() });
-        conversations.touch(fresh.id, row.created_at);
-        if (role === "user") {
-          emit({
-            name: "message_received",
-            organizationId,
-            data: { id: row.id, conversation_id: fresh.id, session_id: fresh.session_id, role, content, agent: agentOf(fresh), created_at: row.created_at },
-          });
-        }
-        return messages.toMessage(row, organizationId);
-      });
+      const ref: ConversationRef = { id: conversation.id, organization_id: organizationId };
+      const [stored, brandingRequired] = await Promise.all([
+        store.storeMessage(
+          ref,
+          { role, content, created_at: nowIso() },
+          role === "user"
+            ? ({ conversation: fresh, message: row }) => ({
+                name: "message_received",
+                organizationId,
+                data: { id: row.id, conversation_id: fresh.id, session_id: fresh.session_id, role, content, agent: agentOf(fresh), created_at: row.created_at },
+              })
+            : undefined,
+        ),
+        messages.brandingRequired(organizationId),
+      ]);
+      if ("refused" in stored) {
+        if (stored.refused === "missing") throw ChatsvcError.notFound("Conversation not found");
+        throw ended();
+      }
+      events.publish(stored.events);
+      return messages.toMessage(stored.result.message, brandingRequired);
     },
   };
 }

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { EVENT_NAMES, type AgentRef, type EventAction } from "../events.js";
-import type { Message, Source } from "../messages.js";
-import type { PageLinks, PageMeta } from "../pagination.js";
+import type { EventAction } from "../../chat/chat.js";
+import { EVENT_NAMES, type AgentRef } from "../../core/events.js";
+import type { Message, Source } from "../../core/messages.js";
+import type { PageLinks, PageMeta } from "../../core/pagination.js";
 
 /*
  * Response schemas describe what the service answers. They are the source of

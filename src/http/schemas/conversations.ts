@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, StartedConversation } from "../conversations.js";
+import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, StartedConversation } from "../../core/conversations.js";
 import { agentSchema, integer, messageSchema, timestamp } from "./common.js";
 
 export const startedConversationSchema = z

@@ -1,5 +1,5 @@
-import type { Sqlite } from "../core/db/open.js";
-import { MAX_FTS_TERMS } from "./fts-query.js";
+import type { Sqlite } from "./open.js";
+import { MAX_FTS_TERMS } from "./fts-match.js";
 
 /** A word in more than this share of all chunks says little about a chunk (BM25 gives it almost no weight) but costs a long posting list. */
 const FREQUENT_SHARE = 0.05;

@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import type { ChatService } from "../service.js";
-import type { Chatbot } from "./chatbots.js";
-import type { IssuedApiKey } from "./keys.js";
-import { packageRoot } from "./package-root.js";
-import type { Organization } from "./orgs.js";
-import type { User } from "./users.js";
+import type { ChatService } from "./service.js";
+import type { Chatbot } from "./core/chatbots.js";
+import type { IssuedApiKey } from "./core/keys.js";
+import { packageRoot } from "./core/package-root.js";
+import type { Organization } from "./core/orgs.js";
+import type { User } from "./core/users.js";
 
 export interface BootstrapOptions {
   organizationName?: string;
@@ -35,9 +35,9 @@ export async function bootstrap(
   service: ChatService,
   { organizationName = "My organization", email = "owner@example.com", ip = null, ingestDocs = true }: BootstrapOptions = {},
 ): Promise<BootstrapResult> {
-  const organization = service.orgs.create({ name: organizationName });
-  const user = service.users.create({ organization_id: organization.id, email, name: "Owner" });
-  const chatbot = service.chatbots.create({
+  const organization = await service.orgs.create({ name: organizationName });
+  const user = await service.users.create({ organization_id: organization.id, email, name: "Owner" });
+  const chatbot = await service.chatbots.create({
     organization_id: organization.id,
     slug: "demo",
     name: "chatsvc demo",
@@ -45,7 +45,7 @@ export async function bootstrap(
     description: "Answers questions about chatsvc from its own documentation.",
     greeting_message: "Hi! I know chatsvc's documentation. Ask me how to install it, manage keys or use the API.",
   });
-  const key = service.keys.create({ user_id: user.id, name: "Default key", accept_attribution: true, ip });
+  const key = await service.keys.create({ user_id: user.id, name: "Default key", accept_attribution: true, ip });
   return { organization, user, chatbot, key, knowledge: ingestDocs ? await learnDocs(service, chatbot.slug) : null };
 }
 

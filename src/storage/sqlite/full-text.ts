@@ -1,4 +1,4 @@
-import type { Sqlite } from "../core/db/open.js";
+import type { Sqlite } from "./open.js";
 
 /** How many global full-text hits are read per chunk asked for, before falling back to the per-chatbot join. */
 const GLOBAL_FACTOR = 4;

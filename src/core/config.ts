@@ -1,5 +1,5 @@
 import proxyaddr from "proxy-addr";
-import { ChatsvcError, type FieldErrors } from "./core/errors.js";
+import { ChatsvcError, type FieldErrors } from "./errors.js";
 
 /** Attribution shown in replies while an organisation has no brand removal. */
 export interface BrandingOptions {

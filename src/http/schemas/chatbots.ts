@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Branding } from "../branding.js";
-import type { Appearance, ChatbotDetail, ChatbotListItem } from "../chatbots.js";
+import type { Branding } from "../../core/branding.js";
+import type { Appearance, ChatbotDetail, ChatbotListItem } from "../../core/chatbots.js";
 import { integer, timestamp } from "./common.js";
 
 export const chatbotListItemSchema = z

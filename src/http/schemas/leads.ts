@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CapturedLead, Lead, LeadDetail } from "../leads.js";
+import type { CapturedLead, Lead, LeadDetail } from "../../core/leads.js";
 import { agentSchema, integer, messageSchema, timestamp } from "./common.js";
 
 export const capturedLeadSchema = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CreditMeta, RateInput, ReplyData } from "../chat.js";
+import type { CreditMeta, RateInput, ReplyData } from "../../chat/chat.js";
 import { eventActionSchema, integer, sourceSchema } from "./common.js";
 
 export const replySchema = z

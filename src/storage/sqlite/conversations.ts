@@ -1,0 +1,189 @@
+import type {
+  Charge,
+  ConversationRecord,
+  ConversationRef,
+  ConversationStore,
+  CreditRecord,
+  EventOf,
+  MessageRecord,
+  NewConversation,
+  NewMessage,
+  RecordedEvent,
+  TurnRefusal,
+} from "../../core/storage/index.js";
+import type { Recorder } from "./events.js";
+import type { Sqlite } from "./open.js";
+
+type MessageRow = Omit<MessageRecord, "regenerated" | "cannot_answer"> & { regenerated: number; cannot_answer: number };
+
+const toMessage = (row: MessageRow): MessageRecord => ({ ...row, regenerated: row.regenerated !== 0, cannot_answer: row.cannot_answer !== 0 });
+
+const SELECT = `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug
+  FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id`;
+
+const FILTERS = `b.organization_id = @organization_id AND (@chatbot_id IS NULL OR c.chatbot_id = @chatbot_id)
+  AND (@since IS NULL OR c.started_at >= @since) AND (@until IS NULL OR c.started_at <= @until)
+  AND (@status IS NULL OR (@status = 'ended') = (c.ended_at IS NOT NULL))`;
+
+type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
+
+export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger): ConversationStore {
+  const byId = sqlite.prepare<[number], ConversationRecord>(`${SELECT} WHERE c.id = ?`);
+  const insert = sqlite.prepare<Record<string, unknown>, number>(
+    `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
+     VALUES (@chatbot_id, @session_id, @visitor_id, @visitor_name, @visitor_email, @visitor_phone, @metadata, @source, @source_url, @ip, @country, @started_at, @last_message_at) RETURNING id`,
+  ).pluck();
+  const markEnded = sqlite.prepare<[string, number]>("UPDATE conversations SET ended_at = ? WHERE id = ? AND ended_at IS NULL");
+  const touch = sqlite.prepare<[string, number]>("UPDATE conversations SET last_message_at = ? WHERE id = ?");
+  const countPage = sqlite.prepare<Record<string, unknown>, number>(`SELECT COUNT(*) FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`).pluck();
+  const listPage = sqlite.prepare<Record<string, unknown>, ConversationRecord & { message_count: number }>(
+    `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug,
+            (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.regenerated = 0) AS message_count
+       FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id
+      WHERE ${FILTERS} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
+  );
+
+  const visible = sqlite.prepare<[number], MessageRow>("SELECT * FROM messages WHERE conversation_id = ? AND regenerated = 0 ORDER BY id");
+  const countVisible = sqlite.prepare<[number], number>("SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND regenerated = 0").pluck();
+  const messageById = sqlite.prepare<[number, number], MessageRow>("SELECT * FROM messages WHERE id = ? AND conversation_id = ?");
+  const lastAssistant = sqlite
+    .prepare<[number], number>("SELECT id FROM messages WHERE conversation_id = ? AND role = 'assistant' AND regenerated = 0 ORDER BY id DESC LIMIT 1")
+    .pluck();
+  const insertMessage = sqlite.prepare<Record<string, unknown>, MessageRow>(
+    `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
+     VALUES (@conversation_id, @role, @content, @sources, @model, @response_ms, @cannot_answer, @created_at) RETURNING *`,
+  );
+  const setRating = sqlite.prepare<[string, number]>("UPDATE messages SET rating = ? WHERE id = ?");
+  const flagRegenerated = sqlite.prepare<[number]>("UPDATE messages SET regenerated = 1 WHERE id = ?");
+
+  const addMessage = (conversationId: number, m: NewMessage): MessageRecord =>
+    toMessage(
+      insertMessage.get({
+        conversation_id: conversationId,
+        role: m.role,
+        content: m.content,
+        sources: m.sources ?? "[]",
+        model: m.model ?? null,
+        response_ms: m.response_ms ?? null,
+        cannot_answer: m.cannot_answer ? 1 : 0,
+        created_at: m.created_at,
+      })!,
+    );
+
+  /** Inside a write transaction: the conversation as the caller addresses it, still open, or why not. */
+  const recheck = (ref: ConversationRef): ConversationRecord | TurnRefusal => {
+    if (ref.signal?.aborted) return { refused: "aborted" };
+    const row = byId.get(ref.id);
+    if (!row || (ref.chatbot_id !== undefined && row.chatbot_id !== ref.chatbot_id) || (ref.organization_id !== undefined && row.organization_id !== ref.organization_id)) {
+      return { refused: "missing" };
+    }
+    if (row.ended_at !== null) return { refused: "ended" };
+    return row;
+  };
+  const refused = (x: ConversationRecord | TurnRefusal): x is TurnRefusal => "refused" in x;
+
+  const start = sqlite.transaction((conversation: NewConversation, event: EventOf<ConversationRecord>) => {
+    const c = conversation;
+    const id = insert.get({
+      chatbot_id: c.chatbot_id,
+      session_id: c.session_id,
+      visitor_id: c.visitor_id,
+      visitor_name: c.visitor_name,
+      visitor_email: c.visitor_email,
+      visitor_phone: c.visitor_phone,
+      metadata: c.metadata,
+      source: c.source,
+      source_url: c.source_url,
+      ip: c.ip,
+      country: c.country,
+      started_at: c.started_at,
+      last_message_at: c.last_message_at,
+    })!;
+    // Everything the stored row holds is known here, so it is not read back.
+    const result: ConversationRecord = { id, ...conversation };
+    return { result, events: [record(event(result))] };
+  });
+
+  const end = sqlite.transaction((id: number, endedAt: string, event: EventOf<{ conversation: ConversationRecord & { ended_at: string }; message_count: number }>) => {
+    const closedHere = markEnded.run(endedAt, id).changes > 0;
+    const row = byId.get(id);
+    if (!row) return undefined;
+    const ended = { conversation: row as ConversationRecord & { ended_at: string }, message_count: countVisible.get(id)! };
+    return { result: { ...ended, closed_here: closedHere }, events: closedHere ? [record(event(ended))] : [] };
+  });
+
+  const storeTurn = sqlite.transaction(
+    (ref: ConversationRef, turn: { user: NewMessage; assistant: NewMessage; charge: Charge }, event: EventOf<{ conversation: ConversationRecord; user: MessageRecord }>) => {
+      const conversation = recheck(ref);
+      if (refused(conversation)) return conversation;
+      const charged = charge(turn.charge);
+      if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
+      const user = addMessage(conversation.id, turn.user);
+      const assistant = addMessage(conversation.id, turn.assistant);
+      touch.run(assistant.created_at, conversation.id);
+      const fresh = { ...conversation, last_message_at: assistant.created_at };
+      return { result: { conversation: fresh, user, assistant, credits: charged.credits }, events: [record(event({ conversation: fresh, user }))] };
+    },
+  );
+
+  const storeRegeneration = sqlite.transaction((ref: ConversationRef, replaces: number, message: NewMessage, toCharge: Charge) => {
+    const conversation = recheck(ref);
+    if (refused(conversation)) return conversation;
+    if (lastAssistant.get(conversation.id) !== replaces) return { refused: "not-latest" as const };
+    const charged = charge(toCharge);
+    if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
+    flagRegenerated.run(replaces);
+    const assistant = addMessage(conversation.id, message);
+    touch.run(assistant.created_at, conversation.id);
+    return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits: charged.credits };
+  });
+
+  const storeMessage = sqlite.transaction(
+    (ref: ConversationRef, message: NewMessage, event?: EventOf<{ conversation: ConversationRecord; message: MessageRecord }>) => {
+      const conversation = recheck(ref);
+      if (refused(conversation)) return conversation;
+      const stored = addMessage(conversation.id, message);
+      touch.run(stored.created_at, conversation.id);
+      const fresh = { ...conversation, last_message_at: stored.created_at };
+      const events: RecordedEvent[] = event ? [record(event({ conversation: fresh, message: stored }))] : [];
+      return { result: { conversation: fresh, message: stored }, events };
+    },
+  );
+
+  return {
+    async start(conversation, event) {
+      return start.immediate(conversation, event);
+    },
+    async find(id) {
+      return byId.get(id);
+    },
+    async end(id, endedAt, event) {
+      return end.immediate(id, endedAt, event);
+    },
+    async page(filter, { limit, offset }) {
+      return { total: countPage.get({ ...filter })!, rows: listPage.all({ ...filter, limit, offset }) };
+    },
+    async messages(conversationId) {
+      return visible.all(conversationId).map(toMessage);
+    },
+    async countMessages(conversationId) {
+      return countVisible.get(conversationId)!;
+    },
+    async findMessage(conversationId, messageId) {
+      const row = messageById.get(messageId, conversationId);
+      return row && toMessage(row);
+    },
+    async rate(messageId, rating) {
+      setRating.run(rating, messageId);
+    },
+    async storeTurn(ref, turn, event) {
+      return storeTurn.immediate(ref, turn, event);
+    },
+    async storeRegeneration(ref, replaces, assistant, toCharge) {
+      return storeRegeneration.immediate(ref, replaces, assistant, toCharge);
+    },
+    async storeMessage(ref, message, event) {
+      return storeMessage.immediate(ref, message, event);
+    },
+  };
+}

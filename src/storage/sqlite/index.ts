@@ -1,0 +1,68 @@
+import type { Storage, StorageOptions } from "../../core/storage/index.js";
+import { createChatbotStore } from "./chatbots.js";
+import { createConversationStore } from "./conversations.js";
+import { createCredits } from "./credits.js";
+import { createRecorder } from "./events.js";
+import { exposedDatabaseFiles } from "./file-permissions.js";
+import { createKeyStore } from "./keys.js";
+import { createKnowledgeStore } from "./knowledge.js";
+import { createLeadStore } from "./leads.js";
+import { openDatabase, type Sqlite } from "./open.js";
+import { createOrgStore } from "./orgs.js";
+import { createSettingStore } from "./settings.js";
+import { createUserStore } from "./users.js";
+import { createOutboxStore, createWebhookStore } from "./webhooks.js";
+import { createWriteProbe } from "./write-probe.js";
+
+/** The SQLite engine's storage, with its connection for chatsvc's own tests and benchmarks. */
+export interface SqliteStorage extends Storage {
+  readonly engine: "sqlite";
+  readonly sqlite: Sqlite;
+}
+
+/**
+ * Opens (creating if needed, private to its owner) a SQLite database file,
+ * applies pending migrations and returns the storage over it. One connection:
+ * better-sqlite3 is synchronous, so each method's transaction runs whole
+ * before any other statement of this process.
+ *
+ * @example
+ * const storage = openSqliteStorage("./.chatsvc/chatsvc.db", { encodeEvent });
+ * await storage.close();
+ */
+export function openSqliteStorage(file: string, options: StorageOptions): SqliteStorage {
+  const sqlite = openDatabase(file, { busyTimeoutMs: options.busyTimeoutMs }).$client;
+  try {
+    const record = createRecorder(sqlite, options.encodeEvent);
+    const credits = createCredits(sqlite);
+    const probe = createWriteProbe(sqlite);
+    // Changes by other connections (the CLI in another process) move it; this connection's own do not.
+    const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
+    return {
+      engine: "sqlite",
+      sqlite,
+      orgs: createOrgStore(sqlite),
+      users: createUserStore(sqlite),
+      keys: createKeyStore(sqlite),
+      chatbots: createChatbotStore(sqlite),
+      conversations: createConversationStore(sqlite, record, credits.charge),
+      credits: credits.store,
+      leads: createLeadStore(sqlite, record),
+      knowledge: createKnowledgeStore(sqlite),
+      webhooks: createWebhookStore(sqlite),
+      outbox: createOutboxStore(sqlite, record),
+      settings: createSettingStore(sqlite),
+      changes: { version: () => dataVersion.get()! },
+      async probeWrite() {
+        probe();
+      },
+      exposedFiles: () => exposedDatabaseFiles(file),
+      async close() {
+        if (sqlite.open) sqlite.close();
+      },
+    };
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}

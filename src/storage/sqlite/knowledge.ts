@@ -1,0 +1,188 @@
+import type { ChunkRecord, DocumentBatch, DocumentFields, DocumentRecord, EmbedderRecord, KnowledgeStore } from "../../core/storage/index.js";
+import { ftsMatch } from "./fts-match.js";
+import { createTermSelector } from "./fts-terms.js";
+import { createFullTextSearch } from "./full-text.js";
+import type { Sqlite } from "./open.js";
+
+/** The settings row naming the embedder that built the stored vectors. */
+const EMBEDDER_SETTING = "knowledge.embedder";
+
+/**
+ * Documents, chunks (FTS5 rows follow them by trigger) and float32 vectors in
+ * `chunk_embeddings` (deleted with their chunk by foreign key; a trigger counts
+ * removed or replaced ones per chatbot in `chunk_embedding_revisions`).
+ */
+export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
+  migrateLegacyVectors(sqlite);
+  const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
+  const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
+  const insertDoc = sqlite
+    .prepare<[number, string, string, string, string | null, string, number, number, string, string], number>(
+      `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    )
+    .pluck();
+  const updateDoc = sqlite.prepare<[string, string, string | null, string, number, number, string, number]>(
+    "UPDATE documents SET name = ?, type = ?, url = ?, content_hash = ?, chunk_count = ?, bytes = ?, updated_at = ? WHERE id = ?",
+  );
+  const deleteChunks = sqlite.prepare<[number]>("DELETE FROM chunks WHERE document_id = ?");
+  const insertChunk = sqlite.prepare<[number, number, number, string, string]>("INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content) VALUES (?, ?, ?, ?, ?)");
+  const list = sqlite.prepare<[number], DocumentRecord>(
+    "SELECT id, name, type, source, url, chunk_count, bytes, created_at, updated_at FROM documents WHERE chatbot_id = ? ORDER BY id",
+  );
+  const deleteDoc = sqlite.prepare<[number, number]>("DELETE FROM documents WHERE id = ? AND chatbot_id = ?");
+  const hasChunks = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM chunks WHERE chatbot_id = ? LIMIT 1");
+  const chunksByIds = sqlite.prepare<[string], ChunkRecord>(
+    `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
+       FROM chunks c JOIN documents d ON d.id = c.document_id
+      WHERE c.id IN (SELECT value FROM json_each(?))`,
+  );
+  const chunksOfBot = sqlite.prepare<[number], { id: number; heading: string; content: string }>("SELECT id, heading, content FROM chunks WHERE chatbot_id = ? ORDER BY id");
+  const botsWithChunks = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id").pluck();
+
+  const readSetting = sqlite.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck();
+  const writeSetting = sqlite.prepare<[string, string, string]>(
+    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+  );
+  const insertVector = sqlite.prepare<[number, number, Buffer]>("INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?)");
+  const upsertVector = sqlite.prepare<[number, number, Buffer]>(
+    "INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
+  );
+  const deleteVectors = sqlite.prepare("DELETE FROM chunk_embeddings");
+  const state = sqlite.prepare<[number, number], { max_id: number | null; revision: number }>(
+    `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = ?) AS max_id,
+            coalesce((SELECT revision FROM chunk_embedding_revisions WHERE chatbot_id = ?), 0) AS revision`,
+  );
+  const vectorsAfter = sqlite
+    .prepare<[number, number], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ? AND chunk_id > ? ORDER BY chunk_id")
+    .raw();
+  const vectorsByIds = sqlite
+    .prepare<[string], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id IN (SELECT value FROM json_each(?))")
+    .raw();
+
+  const fullText = createFullTextSearch(sqlite);
+  const selectTerms = createTermSelector(sqlite);
+
+  const embedder = (): EmbedderRecord | undefined => {
+    const value = readSetting.get(EMBEDDER_SETTING);
+    return value === undefined ? undefined : (JSON.parse(value) as EmbedderRecord);
+  };
+  const recordEmbedder = (e: EmbedderRecord, now: string) => writeSetting.run(EMBEDDER_SETTING, JSON.stringify({ spec: e.spec, dimension: e.dimension }), now);
+
+  const writeBatch = sqlite.transaction(({ chatbot_id: chatbotId, embedder: used, documents, now }: DocumentBatch) => {
+    if (!embedder()) recordEmbedder(used, now);
+    let added = 0;
+    let updated = 0;
+    for (const { fields: d, chunks } of documents) {
+      // Looked up again inside the transaction: another process may have written it since.
+      const existing = bySource.get(chatbotId, d.source);
+      let documentId: number;
+      if (existing) {
+        deleteChunks.run(existing.id);
+        updateDoc.run(d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now, existing.id);
+        documentId = existing.id;
+        updated++;
+      } else {
+        documentId = insertDocument(chatbotId, d, now);
+        added++;
+      }
+      chunks.forEach((chunk, ordinal) => {
+        const chunkId = Number(insertChunk.run(documentId, chatbotId, ordinal, chunk.heading, chunk.content).lastInsertRowid);
+        insertVector.run(chunkId, chatbotId, toBlob(chunk.vector));
+      });
+    }
+    return { added, updated };
+  });
+  const insertDocument = (chatbotId: number, d: DocumentFields, now: string) =>
+    insertDoc.get(chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now, now)!;
+
+  const replaceVectors = sqlite.transaction((used: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]) => {
+    if (recreate) {
+      deleteVectors.run();
+      recordEmbedder(used, new Date().toISOString());
+    }
+    for (const v of vectors) upsertVector.run(v.chunk_id, v.chatbot_id, toBlob(v.vector));
+  });
+
+  const removeDocument = sqlite.transaction((chatbotId: number, documentId: number) => deleteDoc.run(documentId, chatbotId).changes > 0);
+
+  return {
+    async documentBySource(chatbotId, source) {
+      return bySource.get(chatbotId, source);
+    },
+    async hasDocumentWithHash(chatbotId, contentHash) {
+      return byHash.get(chatbotId, contentHash) !== undefined;
+    },
+    async writeBatch(batch) {
+      return writeBatch.immediate(batch);
+    },
+    async documents(chatbotId) {
+      return list.all(chatbotId);
+    },
+    async removeDocument(chatbotId, documentId) {
+      return removeDocument.immediate(chatbotId, documentId);
+    },
+    async hasChunks(chatbotId) {
+      return hasChunks.get(chatbotId) !== undefined;
+    },
+    async chunks(ids) {
+      return ids.length === 0 ? [] : chunksByIds.all(JSON.stringify(ids));
+    },
+    async chunksOfChatbot(chatbotId) {
+      return chunksOfBot.all(chatbotId);
+    },
+    async chatbotsWithChunks() {
+      return botsWithChunks.all();
+    },
+    async fullText(chatbotId, words, limit) {
+      const match = ftsMatch(selectTerms(words));
+      return match ? fullText(match, chatbotId, limit) : [];
+    },
+    async embedder() {
+      return embedder();
+    },
+    async vectorState(chatbotId) {
+      return state.get(chatbotId, chatbotId)!;
+    },
+    async vectorsAfter(chatbotId, afterId) {
+      return vectorsAfter.all(chatbotId, afterId).map(([id, blob]) => [id, toVector(blob)]);
+    },
+    async vectorsOf(chunkIds) {
+      if (chunkIds.length === 0) return [];
+      return vectorsByIds.all(JSON.stringify(chunkIds)).map(([id, blob]) => [id, toVector(blob)]);
+    },
+    async replaceVectors(used, recreate, vectors) {
+      replaceVectors.immediate(used, recreate, vectors);
+    },
+  };
+}
+
+/**
+ * Databases from before `chunk_embeddings` kept vectors in a vec0 table
+ * created at run time; copy them over once and drop it. Checked inside the
+ * write transaction because another process may be doing the same.
+ */
+function migrateLegacyVectors(sqlite: Sqlite): void {
+  const legacy = sqlite.prepare<[], { x: number }>("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'");
+  if (!legacy.get()) return;
+  sqlite
+    .transaction(() => {
+      if (!legacy.get()) return;
+      sqlite.exec(
+        `INSERT OR IGNORE INTO chunk_embeddings (chunk_id, chatbot_id, embedding)
+           SELECT v.chunk_id, v.chatbot_id, v.embedding FROM chunk_vectors v WHERE v.chunk_id IN (SELECT id FROM chunks);
+         DROP TRIGGER IF EXISTS chunk_vectors_ad;
+         DROP TABLE chunk_vectors;`,
+      );
+    })
+    .immediate();
+}
+
+function toBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function toVector(blob: Buffer): Float32Array {
+  // Blobs from SQLite need not be 4-byte aligned; copy when they are not.
+  return blob.byteOffset % 4 === 0 ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4) : new Float32Array(new Uint8Array(blob).buffer);
+}
