@@ -86,11 +86,13 @@ export function internalsOf(service: ChatService): ServiceInternals {
 
 /**
  * Opens the configured database. The engine is chosen here and nowhere else:
- * a `database: "postgres://…"` URL will select the PostgreSQL engine
- * (src/storage/postgres, loaded on demand); anything else is a SQLite file.
+ * a `database: "postgres://…"` URL selects the PostgreSQL engine (loaded on
+ * demand, so SQLite users never load `pg`); otherwise the SQLite file `db`.
  */
 async function openStorage(config: ResolvedConfig, options: StorageOptions): Promise<Storage> {
-  return openSqliteStorage(config.db, options);
+  if (config.database === null) return openSqliteStorage(config.db, options);
+  const { openPostgresStorage } = await import("./storage/postgres/index.js");
+  return openPostgresStorage(config.database, options);
 }
 
 /**

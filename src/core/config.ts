@@ -76,6 +76,11 @@ export interface ChunkingOptions {
 export interface ChatServiceOptions {
   /** SQLite file. Default `./.chatsvc/chatsvc.db` (env `CHATSVC_DB`); `:memory:` works for tests. */
   db?: string;
+  /**
+   * A PostgreSQL URL, `postgres://user:password@host:5432/name` (env `CHATSVC_DATABASE_URL`): the service
+   * then keeps everything in that database instead of the SQLite file, and several instances may share it.
+   */
+  database?: string;
   /** Default chat model: `extractive`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_CHAT_MODEL`). */
   chatModel?: string;
   /** Embedder: `hash`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_EMBED_MODEL`). */
@@ -142,6 +147,8 @@ export type TrustProxy = false | number | readonly string[];
 /** The validated, complete configuration a service runs with. */
 export interface ResolvedConfig {
   db: string;
+  /** The PostgreSQL URL, or null for the SQLite file `db`. */
+  database: string | null;
   chatModel: string;
   embedModel: string;
   ollamaHost: string;
@@ -234,8 +241,12 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
   const overlap = int("chunking.overlap", options.chunking?.overlap, 150, 0);
   if (overlap >= chunkSize) fail("chunking.overlap", "chunking.overlap must be smaller than chunking.size");
 
+  const database = options.database ?? (env.CHATSVC_DATABASE_URL || undefined) ?? null;
+  if (database !== null && !/^postgres(ql)?:\/\/./i.test(database)) fail("database", "database must be a postgres:// or postgresql:// URL");
+
   const config: ResolvedConfig = {
     db: options.db ?? env.CHATSVC_DB ?? DEFAULT_DB_FILE,
+    database,
     chatModel,
     embedModel,
     ollamaHost: options.ollamaHost ?? env.OLLAMA_HOST ?? "http://127.0.0.1:11434",

@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { inject } from "vitest";
 import { cloneTestDatabase, testDatabaseUrl } from "./postgres.js";
 
@@ -27,4 +29,28 @@ export async function testDatabase(dir: string): Promise<TestDatabase> {
   if (testEngine === "sqlite") return { options: { db }, cliArgs: ["--db", db], drop: async () => {} };
   const clone = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
   return { options: { db, database: clone.url }, cliArgs: ["--database-url", clone.url], drop: clone.drop };
+}
+
+/**
+ * Everything the database holds as bytes, for tests asserting what is never stored:
+ * the SQLite file with its WAL, or every row of every table on PostgreSQL as text.
+ */
+export async function databaseContents(database: TestDatabase): Promise<Buffer> {
+  if (!database.options.database) {
+    const read = (file: string) => (existsSync(file) ? readFileSync(file) : Buffer.alloc(0));
+    return Buffer.concat([read(database.options.db), read(`${database.options.db}-wal`)]);
+  }
+  const client = new pg.Client({ connectionString: database.options.database });
+  await client.connect();
+  try {
+    const { rows: tables } = await client.query<{ name: string }>("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables WHERE schemaname IN ('public', 'drizzle')");
+    const parts: string[] = [];
+    for (const { name } of tables) {
+      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
+      parts.push(...rows.map((r) => r.row));
+    }
+    return Buffer.from(parts.join("\n"));
+  } finally {
+    await client.end();
+  }
 }

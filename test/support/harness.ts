@@ -5,10 +5,14 @@ import type { ChatServiceOptions } from "../../src/core/config.js";
 import type { BootstrapResult } from "../../src/bootstrap.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { createChatService, type ChatService } from "../../src/service.js";
+import { testDatabase, type TestDatabase } from "./database.js";
 
 export interface Harness {
   dir: string;
+  /** The SQLite file, unused when the project runs on PostgreSQL (see `database`). */
   dbFile: string;
+  /** The service's database, whichever engine the test project runs on; `cliArgs` point the CLI at it. */
+  database: TestDatabase;
   service: ChatService;
   server: RunningServer;
   /** Base URL of the API, `http://127.0.0.1:<port>/api/v1`. */
@@ -54,20 +58,23 @@ export async function request(url: string, { key, json, headers, ...init }: Requ
 }
 
 /**
- * A fresh service on a fresh SQLite file in a temp dir, served over a real
+ * A fresh service on a fresh database (a SQLite file in a temp dir, or a
+ * PostgreSQL database in the postgres test project), served over a real
  * socket on 127.0.0.1, with first-run setup done.
  */
 export async function startHarness(options: ChatServiceOptions = {}): Promise<Harness> {
   const { dir, cleanup } = tempDir();
-  const dbFile = join(dir, "chatsvc.db");
+  const database = await testDatabase(dir);
+  const dbFile = database.options.db;
   // Request log lines at info would bury test output; failures (warn, error) still show.
-  const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, db: dbFile });
+  const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, ...database.options });
   const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;
   return {
     dir,
     dbFile,
+    database,
     service,
     server,
     api,
@@ -76,6 +83,7 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
     async close() {
       await server.close();
       await service.close();
+      await database.drop();
       cleanup();
     },
   };

@@ -184,7 +184,6 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
     messages: (conversationId) => all<MessageRecord>(pool, visible, [conversationId]),
     countMessages: (conversationId) => countOf(pool, conversationId),
     findMessage: (conversationId, messageId) => one<MessageRecord>(pool, messageById, [conversationId, messageId]),
-    latestAssistantId: async (conversationId) => (await one<{ id: number }>(pool, latestAssistant, [conversationId]))?.id,
     async rate(messageId, rating) {
       await run(pool, rate, [messageId, rating]);
     },

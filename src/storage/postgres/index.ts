@@ -73,7 +73,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     leads: createPgLeadStore(pool, encodeEvent, queued),
     knowledge: createPgKnowledgeStore(pool),
     webhooks: createPgWebhookStore(pool),
-    outbox: createPgOutboxStore(pool),
+    outbox: createPgOutboxStore(pool, encodeEvent, queued),
     settings: createPgSettingStore(pool),
     changes,
     async probeWrite() {

@@ -1,6 +1,7 @@
 import type pg from "pg";
-import type { AttemptRecord, DueDelivery, OutboxStore } from "../../core/storage/index.js";
+import type { AttemptRecord, DueDelivery, OutboxEncoder, OutboxStore } from "../../core/storage/index.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
+import { recordEvent } from "./events.js";
 
 /*
  * Finished attempts are recorded in one statement per batch. A row is only
@@ -88,8 +89,14 @@ async function recordAttempts(tx: Queryable, attempts: AttemptRecord[]): Promise
   }
 }
 
-export function createPgOutboxStore(pool: pg.Pool): OutboxStore {
+export function createPgOutboxStore(pool: pg.Pool, encode: OutboxEncoder, onQueued: (deliveries: number) => void): OutboxStore {
   return {
+    async record(event) {
+      // One statement: it is its own transaction.
+      const recorded = await recordEvent(pool, encode, event);
+      if (recorded.deliveries > 0) onQueued(recorded.deliveries);
+      return recorded;
+    },
     async settle(attempts, { now, limit, leaseUntil }) {
       // Without finished attempts the claim is one statement: no transaction needed.
       if (attempts.length === 0) return limit > 0 ? all<DueDelivery>(pool, claim, [now, limit, leaseUntil]) : [];
