@@ -7,13 +7,27 @@ import type { ChatService } from "../service.js";
  * command's own `options`), runs it and closes the database whatever happens.
  */
 export async function withService<T>(command: Command, run: (service: ChatService) => T | Promise<T>, options: ChatServiceOptions = {}): Promise<T> {
-  const { db } = command.optsWithGlobals<{ db?: string }>();
   // Loaded on use, so `chatsvc --help` does not pay for SQLite, drizzle and h3.
   const { createChatService } = await import("../service.js");
-  const service = await createChatService({ ...options, ...(db && { db }) });
+  const service = await createChatService({ ...options, ...databaseOptions(command) });
   try {
     return await run(service);
   } finally {
     await service.close();
   }
+}
+
+/** The database the global options name: `--database-url` (PostgreSQL) wins over `--db` (SQLite file). */
+export function databaseOptions(command: Command): Pick<ChatServiceOptions, "db" | "database"> {
+  const { db, databaseUrl } = command.optsWithGlobals<{ db?: string; databaseUrl?: string }>();
+  return { ...(db && { db }), ...(databaseUrl && { database: databaseUrl }) };
+}
+
+/** Where the service keeps its data, for messages: the PostgreSQL URL without its password, or the SQLite file. */
+export function databaseLabel(service: ChatService): string {
+  const { database, db } = service.config;
+  if (database === null) return db;
+  const url = new URL(database);
+  if (url.password) url.password = "***";
+  return url.toString();
 }

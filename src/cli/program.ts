@@ -5,6 +5,7 @@ import { registerIngest } from "./commands/ingest.js";
 import { registerInit } from "./commands/init.js";
 import { registerKb } from "./commands/kb.js";
 import { registerKeys } from "./commands/keys.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerOpenApi } from "./commands/openapi.js";
 import { registerOrgs } from "./commands/orgs.js";
 import { registerServe } from "./commands/serve.js";
@@ -19,10 +20,12 @@ export function createProgram(): Command {
     .description("Self-hostable AI chatbot service")
     .version(version)
     .option("--db <file>", "SQLite database file (env CHATSVC_DB)", process.env.CHATSVC_DB)
+    .option("--database-url <url>", "PostgreSQL database, postgres://user:password@host/name (env CHATSVC_DATABASE_URL); wins over --db", process.env.CHATSVC_DATABASE_URL || undefined)
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });
   registerInit(program);
   registerServe(program);
+  registerMigrate(program);
   registerOrgs(program);
   registerUsers(program);
   registerBots(program);

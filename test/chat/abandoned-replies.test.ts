@@ -86,7 +86,7 @@ async function expectOnlyFollowUp({ h, events }: Setup, id: number): Promise<voi
     ["user", FOLLOW_UP],
     ["assistant", "reply"],
   ]);
-  const counts = rowCounts(h.service);
+  const counts = (await rowCounts(h.service));
   expect(counts.credits_used).toBe(1);
   expect(counts.webhook_deliveries).toBe(1);
   const received = events.filter((e) => e.name === "message_received");

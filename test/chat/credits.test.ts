@@ -21,12 +21,12 @@ describe("monthly credits", () => {
     expect((await h.call(path, { json: QUESTION })).body.meta).toEqual({ credits_used: 1, credits_max: 2, credits_remaining: 1, this_message: 1 });
     // The fallback is charged too.
     expect((await h.call(path, { json: { message: "zzyzx qqqq" } })).body.meta).toEqual({ credits_used: 2, credits_max: 2, credits_remaining: 0, this_message: 1 });
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const refused = await h.call(path, { json: QUESTION });
     expect(refused.status).toBe(429);
     expect(refused.body.success).toBe(false);
     expect(refused.body.message).toBe("Monthly credit limit reached");
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
     // Other organisations are unaffected.
     const other = await addTenant(h.service);
     const theirs = await h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
@@ -47,7 +47,7 @@ describe("monthly credits", () => {
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(15);
-    const counts = rowCounts(h.service);
+    const counts = (await rowCounts(h.service));
     expect(counts.credits_used).toBe(5);
     expect(counts.messages).toBe(10);
     expect(await h.service.credits.status(h.tenant.organization.id)).toMatchObject({ credits_used: 5, credits_remaining: 0 });

@@ -1,6 +1,6 @@
 import type { ChatService } from "../../src/service.js";
 import type { Harness } from "../support/harness.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 /** A small knowledge base about a fictional product, so replies have something to quote. */
 export const DOCS = [
@@ -27,16 +27,16 @@ export async function openConversation(h: Harness, body: unknown = {}, slug = "d
 }
 
 /** Row counts of the tables a chat request writes to. */
-export function rowCounts(service: ChatService): Record<string, number> {
-  const sqlite = sqliteOf(service);
-  const count = (table: string) => (sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+export async function rowCounts(service: ChatService): Promise<Record<string, number>> {
+  const sql = sqlOf(service);
+  const count = async (table: string) => (await sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n;
   return {
-    conversations: count("conversations"),
-    messages: count("messages"),
-    leads: count("leads"),
-    credit_ledger: count("credit_ledger"),
-    credits_used: (sqlite.prepare("SELECT coalesce(sum(credits_used), 0) AS n FROM credit_ledger").get() as { n: number }).n,
-    webhook_deliveries: count("webhook_deliveries"),
+    conversations: await count("conversations"),
+    messages: await count("messages"),
+    leads: await count("leads"),
+    credit_ledger: await count("credit_ledger"),
+    credits_used: (await sql.get<{ n: number }>("SELECT coalesce(sum(credits_used), 0) AS n FROM credit_ledger"))!.n,
+    webhook_deliveries: await count("webhook_deliveries"),
   };
 }
 

@@ -37,12 +37,12 @@ describe("model failures", () => {
     it(`500 with the conversation id, nothing stored, nothing charged, when ${what}`, async () => {
       fake.behave({ chat: mode });
       const id = await openConversation(h);
-      const before = rowCounts(h.service);
+      const before = (await rowCounts(h.service));
       const started = Date.now();
       const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ success: false, message: "The model provider failed; retry once", conversation_id: id });
-      expect(rowCounts(h.service)).toEqual(before);
+      expect((await rowCounts(h.service))).toEqual(before);
       if (mode === "hang") expect(Date.now() - started).toBeLessThan(3_000);
       // Retrying once the provider recovers works.
       fake.behave({ chat: "ok" });
@@ -62,10 +62,10 @@ describe("model failures", () => {
   it("a model answer that is nothing once sanitised is a failure, not an empty reply", async () => {
     fake.behave({ reply: "<script>alert(1)</script>" });
     const id = await openConversation(h);
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
     expect(res.status).toBe(500);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("the fallback does not call the model", async () => {

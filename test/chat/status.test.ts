@@ -17,7 +17,7 @@ describe("chatbot endpoints: 403 slug, 404 conversation", () => {
   it("403 for another organisation's slug and an unknown slug on every chatbot endpoint, writing nothing", async () => {
     const other = await addTenant(h.service);
     const theirConversation = (await h.service.conversations.start(other.organization.id, other.chatbot.slug, {})).conversation_id;
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     for (const slug of [other.chatbot.slug, "no-such-bot"]) {
       const base = `/chatbots/${slug}/conversations/${theirConversation}`;
       const calls: [string, RequestInit & { json?: unknown }][] = [
@@ -35,7 +35,7 @@ describe("chatbot endpoints: 403 slug, 404 conversation", () => {
         expect(res.body.success).toBe(false);
       }
     }
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("404 for a conversation of another chatbot, an unknown id and a malformed id", async () => {
@@ -69,11 +69,11 @@ describe("chatbot endpoints: 403 slug, 404 conversation", () => {
   it("403 for an inactive chatbot: no new conversation, no message", async () => {
     const id = await openConversation(h);
     await h.service.chatbots.update("demo", { is_active: false });
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     expect((await h.call("/chatbots/demo/conversations", { json: {} })).status).toBe(403);
     const sent = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
     expect(sent.status).toBe(403);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 });
 
@@ -81,11 +81,11 @@ describe("ended conversations", () => {
   it("400 when sending to an ended conversation, and nothing is stored or charged", async () => {
     const id = await openConversation(h);
     await h.call(`/chatbots/demo/conversations/${id}/end`, { method: "POST" });
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ success: false, message: "Conversation has already ended" });
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("account-level end is 400 the second time; account-level messages to an ended conversation are 400", async () => {
@@ -105,7 +105,7 @@ describe("account-level records: 403 another organisation's, 404 unknown", () =>
     const other = await addTenant(h.service);
     const conv = (await h.service.conversations.start(other.organization.id, other.chatbot.slug, {})).conversation_id;
     const lead = (await h.service.leads.capture(other.organization.id, other.chatbot.slug, conv, { email: "x@y.co" })).lead_id;
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const cases: [string, RequestInit & { json?: unknown }][] = [
       [`/conversations/${conv}`, {}],
       [`/conversations/${conv}/messages`, { json: { message: "hi" } }],
@@ -117,7 +117,7 @@ describe("account-level records: 403 another organisation's, 404 unknown", () =>
       expect((await h.call(path, init)).status, path).toBe(403);
       expect((await h.call(path.replace(/\/(\d+)/, "/987654"), init)).status, path).toBe(404);
     }
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
     expect((await h.service.conversations.get(other.organization.id, conv)).is_ended).toBe(false);
     expect((await h.service.leads.get(other.organization.id, lead)).name).toBeNull();
   });
@@ -127,7 +127,7 @@ describe("422 names each bad field", () => {
   it("send-message: missing, wrong type, empty, not an object", async () => {
     const id = await openConversation(h);
     const path = `/chatbots/demo/conversations/${id}/messages`;
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     for (const body of [{}, { message: 42 }, { message: null }, { message: "   " }, { message: ["hi"] }]) {
       const res = await h.call(path, { json: body });
       expect(res.status, JSON.stringify(body)).toBe(422);
@@ -136,7 +136,7 @@ describe("422 names each bad field", () => {
     const notObject = await h.call(path, { json: ["hi"] });
     expect(notObject.status).toBe(422);
     expect(notObject.body.errors).toHaveProperty("body");
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("the 10,000 character boundary counts code points", async () => {
@@ -146,11 +146,11 @@ describe("422 names each bad field", () => {
     expect(ok.status).toBe(200);
     const emoji = await h.call(path, { json: { message: "😀".repeat(10_000) } });
     expect(emoji.status).toBe(200);
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const over = await h.call(path, { json: { message: "a".repeat(10_001) } });
     expect(over.status).toBe(422);
     expect(over.body.errors.message).toEqual(["The message field must not be greater than 10000 characters."]);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
     const hist = (await h.call(`/chatbots/demo/conversations/${id}`)).body.data;
     expect(hist.messages[2].content).toBe("😀".repeat(10_000));
   });

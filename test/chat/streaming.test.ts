@@ -56,7 +56,7 @@ describe("send-message as Server-Sent Events", () => {
     expect(history.messages).toHaveLength(2);
     expect(history.messages[1].content).toBe(done.data.reply);
     expect(events.filter((e) => e.name === "message_received")).toHaveLength(1);
-    expect(rowCounts(h.service).credits_used).toBe(1);
+    expect((await rowCounts(h.service)).credits_used).toBe(1);
   });
 
   it("refusals before the model is called keep their HTTP status", async () => {
@@ -73,18 +73,18 @@ describe("send-message as Server-Sent Events", () => {
     await h.service.chatbots.update("demo", { model: "openai:fake" });
     fake.behave({ chat: "fail" });
     const id = await openConversation(h);
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const res = await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION);
     const frames = parseSseText(await res.text());
     expect(frames).toEqual([{ event: "error", data: { success: false, message: "The model provider failed; retry once", conversation_id: id } }]);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("a client that disconnects aborts the model call; nothing is stored or charged", async () => {
     await h.service.chatbots.update("demo", { model: "openai:fake" });
     fake.behave({ deltaDelayMs: 100, reply: "one two three four five six seven eight nine ten eleven twelve" });
     const id = await openConversation(h);
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const client = new AbortController();
     const res = await stream(`/chatbots/demo/conversations/${id}/messages`, QUESTION, { signal: client.signal });
     const reader = res.body!.getReader();
@@ -94,7 +94,7 @@ describe("send-message as Server-Sent Events", () => {
     await expect.poll(() => fake.aborted, { timeout: 3_000 }).toBe(1);
     // Had the answer gone on, it would have finished by now.
     await new Promise((r) => setTimeout(r, 1_400));
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
     expect(events.filter((e) => e.name === "message_received")).toHaveLength(0);
   });
 });

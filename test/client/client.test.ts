@@ -137,11 +137,11 @@ describe("retrying once after a 500", () => {
       },
     });
     const id = (await client.chatbots.startConversation("demo")).data.conversation_id;
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const { data } = await client.chatbots.send("demo", id, "How do I install Widgetron?");
     expect(statuses).toEqual([201, 500, 200]);
     expect(data.reply).toContain("Fake <strong>answer</strong>");
-    const after = rowCounts(h.service);
+    const after = (await rowCounts(h.service));
     expect(after.messages - before.messages).toBe(2);
     expect(after.credits_used - before.credits_used).toBe(1);
   });

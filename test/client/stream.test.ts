@@ -59,14 +59,14 @@ describe("client.chatbots.stream", () => {
   it("closes the stream when the caller stops reading: nothing is stored or charged", async () => {
     const id = await open();
     fake.behave({ chat: "ok", deltaDelayMs: 50 });
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     const aborted = fake.aborted;
     for await (const event of client.chatbots.stream("demo", id, "How do I install Widgetron?")) {
       expect(event.type).toBe("delta");
       break;
     }
     await expect.poll(() => fake.aborted, { timeout: 2_000 }).toBe(aborted + 1);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 });
 

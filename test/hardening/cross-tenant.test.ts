@@ -66,7 +66,7 @@ describe("cross-tenant matrix", () => {
     it(`${callerName.toUpperCase()}'s key on every record of ${ownerName.toUpperCase()}: 403 on every route, nothing changed`, async () => {
       const caller = callerName === "a" ? a : b;
       const owner = ownerName === "a" ? a : b;
-      const before = checksum(h.service);
+      const before = (await checksum(h.service));
       const results: string[] = [];
       for (const route of withParams) {
         const path = route.path.replace(/:(\w+)/g, (_m, name: string) => idFor(route, name, owner));
@@ -77,13 +77,13 @@ describe("cross-tenant matrix", () => {
         expect(res.text).not.toContain(owner.slug === "demo" ? "visitor-demo" : `visitor-${owner.slug}`);
       }
       expect(results).toHaveLength(withParams.length);
-      expect(checksum(h.service)).toBe(before);
+      expect((await checksum(h.service))).toBe(before);
     });
 
     it(`${callerName.toUpperCase()}'s own slug with ${ownerName.toUpperCase()}'s conversation and message ids: 404 on every chatbot route`, async () => {
       const caller = callerName === "a" ? a : b;
       const owner = ownerName === "a" ? a : b;
-      const before = checksum(h.service);
+      const before = (await checksum(h.service));
       const routes = withParams.filter((r) => r.path.startsWith("/chatbots/:slug/conversations/:id"));
       expect(routes.length).toBeGreaterThanOrEqual(6);
       for (const route of routes) {
@@ -94,7 +94,7 @@ describe("cross-tenant matrix", () => {
       // The caller's own conversation with the other's message id in the body.
       const rate = await call(caller.key, `/chatbots/${caller.slug}/conversations/${caller.conversationId}/messages/rate`, { message_id: owner.assistantMessageId, rating: "good" }, "POST");
       expect(rate.status).toBe(404);
-      expect(checksum(h.service)).toBe(before);
+      expect((await checksum(h.service))).toBe(before);
     });
   }
 

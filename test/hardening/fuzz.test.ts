@@ -4,7 +4,7 @@ import { apiRoutes } from "../../src/http/app.js";
 import { startHarness, type ApiResponse, type Harness } from "../support/harness.js";
 import { startReceiver, type Receiver } from "../webhooks/support/receiver.js";
 import { checksum, seedTwoTenants, settleDeliveries, type TenantRecords } from "./support.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 /*
  * Property-based fuzzing of every route in `apiRoutes` (new routes are covered
@@ -27,7 +27,7 @@ beforeAll(async () => {
   ({ a, b } = await seedTwoTenants(h, (t) => `${receiver.url}/${t}`));
   // Once the seeding's deliveries are done, inactive hooks queue no more: no background work changes rows between checksums.
   await settleDeliveries(h.service);
-  sqliteOf(h.service).exec("UPDATE webhooks SET is_active = 0");
+  await sqlOf(h.service).exec("UPDATE webhooks SET is_active = false");
 }, 30_000);
 afterAll(async () => {
   await h?.close();
@@ -128,7 +128,7 @@ async function send(method: string, path: string, q: string, key: string, extra:
 }
 
 /** What every answer must be, and what a refused one must not have done. */
-function checkAnswer(res: ApiResponse, before: string, what: string, open = false): void {
+async function checkAnswer(res: ApiResponse, before: string, what: string, open = false): Promise<void> {
   const context = `${what} -> ${res.status} ${res.text.slice(0, 300)}`;
   expect(res.status, context).toBeLessThan(500);
   expect(res.headers.get("x-request-id"), context).toMatch(/^[\x21-\x7e]{1,128}$/);
@@ -143,7 +143,7 @@ function checkAnswer(res: ApiResponse, before: string, what: string, open = fals
       expect(Object.keys(res.body.errors).length, context).toBeGreaterThan(0);
       for (const messages of Object.values(res.body.errors)) expect(messages, context).toEqual(expect.arrayContaining([expect.any(String)]));
     }
-    expect(checksum(h.service), `${context}: a refused request changed stored data`).toBe(before);
+    expect((await checksum(h.service)), `${context}: a refused request changed stored data`).toBe(before);
   }
 }
 
@@ -158,9 +158,9 @@ describe("fuzzing every API route", () => {
       await fc.assert(
         fc.asyncProperty(fc.record(params), query, keyChoice, headers, fc.option(bodyText(), { nil: undefined }), async (values, q, key, extra, body) => {
           const path = fillPath(route.path, values as Record<string, string>);
-          const before = checksum(h.service);
+          const before = (await checksum(h.service));
           const res = await send(route.method, path, q, key, extra, body);
-          checkAnswer(res, before, `${route.method} ${path}?${q} key=${key} body=${body?.slice(0, 200)}`, route.auth === false);
+          await checkAnswer(res, before, `${route.method} ${path}?${q} key=${key} body=${body?.slice(0, 200)}`, route.auth === false);
         }),
         { numRuns: RUNS },
       );
@@ -172,9 +172,9 @@ describe("fuzzing every API route", () => {
       fc.asyncProperty(fc.constantFrom(...apiRoutes), fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"), keyChoice, async (route, method, key) => {
         if (apiRoutes.some((r) => r.path === route.path && r.method === method)) return;
         const path = fillPath(route.path, { slug: a.slug, id: String(a.conversationId), message_id: String(a.assistantMessageId) });
-        const before = checksum(h.service);
+        const before = (await checksum(h.service));
         const res = await send(method, path, "", key, {}, "{}");
-        checkAnswer(res, before, `${method} ${path}`);
+        await checkAnswer(res, before, `${method} ${path}`);
         expect([404, 405]).toContain(res.status);
         if (res.status === 405) expect(res.headers.get("allow")).toBeTruthy();
       }),

@@ -135,7 +135,7 @@ describe("request bodies that are not clean text", () => {
     const h = await harness();
     const conversation = (await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: Buffer.from("{}") })).body.data.conversation_id;
     const widget = await raw(h.server.url, "/widget/demo/conversations", { method: "POST", headers: { origin: h.server.url, "content-type": "application/json" }, body: Buffer.from("{}") });
-    const before = checksum(h.service);
+    const before = (await checksum(h.service));
     const invalid = [
       [0xff], // never valid in UTF-8
       [0xc3], // a truncated two-byte sequence
@@ -156,7 +156,7 @@ describe("request bodies that are not clean text", () => {
     }
     const invalidName = await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: bytes('{"visitor_name":"Jos', [0xe9], '"}') });
     expect(invalidName.status).toBe(400);
-    expect(checksum(h.service)).toBe(before);
+    expect((await checksum(h.service))).toBe(before);
 
     // Valid multi-byte text passes through unchanged.
     const fine = await raw(h.server.url, `/api/v1/chatbots/demo/conversations/${conversation}/messages`, { method: "POST", headers: json(h), body: bytes('{"message":"Olá, ação 🙂 — how do I install?"}') });
@@ -168,7 +168,7 @@ describe("request bodies that are not clean text", () => {
   it("NUL characters in text fields are refused with 422 naming the field, and nothing is stored", async () => {
     const h = await harness();
     const conversation = (await raw(h.server.url, "/api/v1/chatbots/demo/conversations", { method: "POST", headers: json(h), body: Buffer.from("{}") })).body.data.conversation_id;
-    const before = checksum(h.service);
+    const before = (await checksum(h.service));
     const cases: [string, string, string, string][] = [
       ["POST", `/api/v1/chatbots/demo/conversations/${conversation}/messages`, '{"message":"a\\u0000b"}', "message"],
       ["POST", "/api/v1/chatbots/demo/conversations", '{"visitor_name":"Ana\\u0000"}', "visitor_name"],
@@ -184,7 +184,7 @@ describe("request bodies that are not clean text", () => {
       expect(res.status, `${path} ${body}`).toBe(422);
       expect(res.body.errors, `${path} ${body}`).toEqual({ [field]: [`The ${field.replace(/_/g, " ")} field must not contain NUL characters.`] });
     }
-    expect(checksum(h.service)).toBe(before);
+    expect((await checksum(h.service))).toBe(before);
 
     // The widget's page_url is analytics: a value that is not a clean URL is ignored rather than refused.
     const started = await raw(h.server.url, "/widget/demo/conversations", {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { ChatService } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { addTenant, request, type ApiResponse, type Harness } from "../support/harness.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 /** Tables whose rows the API can change; knowledge tables are written only by ingestion, which has no endpoint. */
 const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conversations", "messages", "leads", "credit_ledger", "webhooks", "webhook_deliveries", "settings"];
@@ -11,11 +11,12 @@ const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conve
  * A digest of every row the API can change. `api_keys.last_used_at` is left
  * out: successful requests update it off the request path, on a timer.
  */
-export function checksum(service: ChatService): string {
-  const sqlite = sqliteOf(service);
+export async function checksum(service: ChatService): Promise<string> {
+  const sql = sqlOf(service);
   const hash = createHash("sha256");
   for (const table of MUTABLE_TABLES) {
-    for (const row of sqlite.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[]) {
+    // Ordered by primary key (every table's first column) on both engines.
+    for (const row of await sql.all(`SELECT * FROM ${table} ORDER BY 1, 2`)) {
       if (table === "api_keys") delete row.last_used_at;
       hash.update(`${table}:${JSON.stringify(row)}\n`);
     }
@@ -77,8 +78,8 @@ export async function seedTwoTenants(h: Harness, webhookUrl: (tenant: "a" | "b")
 
 /** Waits until no delivery is pending, so background work stops changing rows. */
 export async function settleDeliveries(service: ChatService): Promise<void> {
-  const pending = sqliteOf(service).prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'");
-  await until(() => (pending.get() as { n: number }).n === 0, 10_000, "webhook deliveries to settle");
+  const pending = async () => (await sqlOf(service).get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'"))!.n;
+  await until(async () => (await pending()) === 0, 10_000, "webhook deliveries to settle");
 }
 
 /** Polls until `check` holds. */

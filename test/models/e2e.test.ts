@@ -121,12 +121,12 @@ describe.each(providers)("send-message through $name", (provider) => {
     expect(done).toMatchObject({ success: true, data: { conversation_id: conversationId, model: provider.spec, cannot_answer: false }, meta: { this_message: 1 } });
     expect(done.data.reply).toContain("49 euros");
     expect(chatRequests(fake, provider.chatPath)[0]!.body.stream).toBe(true);
-    expect(rowCounts(h.service).messages).toBe(2);
+    expect((await rowCounts(h.service)).messages).toBe(2);
   });
 
   it("a failing provider gives the 500 envelope with the conversation id and stores and charges nothing", async () => {
     await start();
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     fake.behave({ chat: "fail" });
     const res = await send("What does the Pro plan cost?");
     expect(res.status).toBe(500);
@@ -134,22 +134,22 @@ describe.each(providers)("send-message through $name", (provider) => {
     const streamed = await sendStreaming(h, conversationId, "What does the Pro plan cost?");
     expect(streamed.events.map((e) => e.event)).toEqual(["error"]);
     expect(JSON.parse(streamed.events[0]!.data)).toEqual({ success: false, message: MODEL_FAILED_MESSAGE, conversation_id: conversationId });
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("a malformed answer gives the 500 envelope and leaves no rows", async () => {
     await start();
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     fake.behave({ chat: "malformed" });
     const res = await send("What does the Pro plan cost?");
     expect(res.status).toBe(500);
     expect(res.body.message).toBe(MODEL_FAILED_MESSAGE);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("a hanging provider times out (modelTimeoutMs) into the 500 envelope and leaves no rows", async () => {
     await start({ modelTimeoutMs: 200 });
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     fake.behave({ chat: "hang" });
     const started = Date.now();
     const res = await send("What does the Pro plan cost?");
@@ -157,12 +157,12 @@ describe.each(providers)("send-message through $name", (provider) => {
     expect(res.body).toEqual({ success: false, message: MODEL_FAILED_MESSAGE, conversation_id: conversationId });
     expect(Date.now() - started).toBeLessThan(3_000);
     await fake.waitForAbort(provider.chatPath);
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("a client that disconnects mid-stream aborts the upstream request; nothing is stored or charged", async () => {
     await start();
-    const before = rowCounts(h.service);
+    const before = (await rowCounts(h.service));
     fake.behave({ deltaDelayMs: 40, reply: "The Pro plan costs 49 euros per month and includes priority support." });
     const client = new AbortController();
     const res = await fetch(`${h.api}/chatbots/demo/conversations/${conversationId}/messages`, {
@@ -178,7 +178,7 @@ describe.each(providers)("send-message through $name", (provider) => {
     await fake.waitForAbort(provider.chatPath);
     // Let the server settle the aborted request before counting.
     await h.call("/auth/test");
-    expect(rowCounts(h.service)).toEqual(before);
+    expect((await rowCounts(h.service))).toEqual(before);
   });
 
   it("meta.this_message and the credits charged follow the per-model cost table", async () => {

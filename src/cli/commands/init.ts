@@ -3,7 +3,7 @@ import type { BootstrapResult } from "../../bootstrap.js";
 import { ChatsvcError } from "../../core/errors.js";
 import { ATTRIBUTION_NOTICE } from "../../core/attribution.js";
 import type { ChatService } from "../../service.js";
-import { withService } from "../context.js";
+import { databaseLabel, withService } from "../context.js";
 import { printJson } from "../output.js";
 
 /** Prints what first-run setup created, with the key (shown once) and the obligation it carries. */
@@ -32,7 +32,7 @@ export function registerInit(program: Command): void {
     .action(async (opts: { orgName: string; email: string; json?: boolean }, cmd: Command) => {
       await withService(cmd, async (service) => {
         const result = await initIfEmpty(service, { organizationName: opts.orgName, email: opts.email });
-        if (!result) throw new ChatsvcError(409, `The database ${service.config.db} is already initialised; use orgs/users/keys commands to add more`);
+        if (!result) throw new ChatsvcError(409, `The database ${databaseLabel(service)} is already initialised; use orgs/users/keys commands to add more`);
         opts.json ? printJson(result) : printBootstrap(result);
       });
     });

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { ExposedFile } from "../../core/storage/index.js";
 import type { Logger } from "../../http/logger.js";
+import { databaseLabel, databaseOptions } from "../context.js";
 import { parseCount } from "../output.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
 
@@ -16,14 +17,13 @@ export function registerServe(program: Command): void {
     .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
-      const { db } = cmd.optsWithGlobals<{ db?: string }>();
       const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
         import("../../service.js"),
         import("../../http/server.js"),
         import("../../http/logger.js"),
       ]);
       const service = await createChatService({
-        ...(db && { db }),
+        ...databaseOptions(cmd),
         ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
       });
@@ -34,7 +34,7 @@ export function registerServe(program: Command): void {
         warnExposedFiles(service.exposedFiles(), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
-          `chatsvc listening on ${server.url} (database ${service.config.db})\n` +
+          `chatsvc listening on ${server.url} (database ${databaseLabel(service)})\n` +
             // With a public URL, the demo bot works on that origin only.
             `Chat with the demo bot: open ${service.config.publicUrl ?? server.url}/ in a browser\n` +
             `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
