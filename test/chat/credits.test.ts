@@ -76,20 +76,20 @@ describe("chatsvc credits", () => {
   it("show and set, with errors for bad input", async () => {
     h = await startHarness();
     const org = String(h.tenant.organization.id);
-    const db = h.dbFile;
-    const set = await runCli(["--db", db, "credits", "set", "--org", org, "--monthly", "250", "--json"]);
+    const db = h.database.cliArgs;
+    const set = await runCli([...db, "credits", "set", "--org", org, "--monthly", "250", "--json"]);
     expect(set.code).toBe(0);
     expect(set.json()).toEqual({ month: new Date().toISOString().slice(0, 7), credits_used: 0, credits_max: 250, credits_remaining: 250 });
     await ingestDocs(h.service);
     const id = await openConversation(h);
     await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
-    const show = await runCli(["--db", db, "credits", "show", "--org", org]);
+    const show = await runCli([...db, "credits", "show", "--org", org]);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/credits_used\s+1\n/);
     expect(show.stdout).toMatch(/credits_remaining\s+249\n/);
-    const bad = await runCli(["--db", db, "credits", "set", "--org", org, "--monthly", "-5"]);
+    const bad = await runCli([...db, "credits", "set", "--org", org, "--monthly", "-5"]);
     expect(bad.code).not.toBe(0);
-    const unknown = await runCli(["--db", db, "credits", "show", "--org", "999"]);
+    const unknown = await runCli([...db, "credits", "show", "--org", "999"]);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain("Organization 999 not found");
   });

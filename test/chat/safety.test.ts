@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { toPlainText } from "../../src/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { BRANDING, ingestDocs, openConversation } from "./helpers.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -83,7 +83,7 @@ describe("branding", () => {
     const sent = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "How do I install Widgetron with npm?" } });
     expect(sent.body.data.reply.match(new RegExp(BRANDING, "g"))).toHaveLength(1);
     expect(sent.body.data.reply).toMatch(new RegExp(`${BRANDING.source}$`));
-    const stored = sqliteOf(h.service).prepare("SELECT content FROM messages").all() as { content: string }[];
+    const stored = await sqlOf(h.service).all<{ content: string }>("SELECT content FROM messages");
     for (const row of stored) expect(row.content).not.toContain("svc-branding");
 
     await h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });

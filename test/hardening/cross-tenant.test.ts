@@ -4,7 +4,7 @@ import type { RouteDefinition } from "../../src/http/router.js";
 import { request, startHarness, type Harness } from "../support/harness.js";
 import { startReceiver, type Receiver } from "../webhooks/support/receiver.js";
 import { checksum, seedTwoTenants, settleDeliveries, until, type TenantRecords } from "./support.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 /*
  * The isolation matrix: every route of `apiRoutes` (new ones included
@@ -99,13 +99,13 @@ describe("cross-tenant matrix", () => {
   }
 
   it("lists, filters and samples show only the caller's own records", async () => {
-    const sqlite = sqliteOf(h.service);
-    const idsOf = (sql: string, org: number) => new Set((sqlite.prepare(sql).all(org) as { id: number }[]).map((r) => r.id));
+    const sql = sqlOf(h.service);
+    const idsOf = async (query: string, org: number) => new Set((await sql.all<{ id: number }>(query, org)).map((r) => r.id));
     const own = {
-      "/conversations": idsOf("SELECT c.id FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE b.organization_id = ?", b.organizationId),
-      "/leads": idsOf("SELECT l.id FROM leads l JOIN conversations c ON c.id = l.conversation_id JOIN chatbots b ON b.id = c.chatbot_id WHERE b.organization_id = ?", b.organizationId),
-      "/webhooks": idsOf("SELECT id FROM webhooks WHERE organization_id = ?", b.organizationId),
-      "/chatbots": idsOf("SELECT id FROM chatbots WHERE organization_id = ?", b.organizationId),
+      "/conversations": await idsOf("SELECT c.id FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE b.organization_id = ?", b.organizationId),
+      "/leads": await idsOf("SELECT l.id FROM leads l JOIN conversations c ON c.id = l.conversation_id JOIN chatbots b ON b.id = c.chatbot_id WHERE b.organization_id = ?", b.organizationId),
+      "/webhooks": await idsOf("SELECT id FROM webhooks WHERE organization_id = ?", b.organizationId),
+      "/chatbots": await idsOf("SELECT id FROM chatbots WHERE organization_id = ?", b.organizationId),
     };
     const markersOfA = ["visitor-demo", "Name of demo", "lead@demo.test", "Lead demo", `${receivers.a.url}/a`, '"slug":"demo"'];
     expect(lists.length).toBeGreaterThanOrEqual(6);
@@ -144,10 +144,10 @@ describe("cross-tenant matrix", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(receivers.b.received.length).toBe(fromB);
     for (const got of receivers.b.received) expect(got.json.data.agent?.slug ?? b.slug).toBe(b.slug);
-    const sqlite = sqliteOf(h.service);
-    const crossed = sqlite
-      .prepare("SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ? AND d.payload LIKE '%visitor-demo%'")
-      .get(b.organizationId) as { n: number };
+    const crossed = (await sqlOf(h.service).get<{ n: number }>(
+      "SELECT count(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.organization_id = ? AND d.payload LIKE '%visitor-demo%'",
+      b.organizationId,
+    ))!;
     expect(crossed.n).toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from "../../src/http/server.js";
 import { ingestDocs, openConversation } from "../chat/helpers.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { request, startHarness, type Harness } from "../support/harness.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -195,9 +195,9 @@ describe("structured logs", () => {
     cleanups.push(() => server.close());
     await request(`${server.url}/api/v1/auth/test`, { key: h.tenant.key.key });
     // Breaking the chatbots table makes the next read an unexpected error.
-    sqliteOf(h.service).exec("ALTER TABLE chatbots RENAME TO chatbots_gone");
+    await sqlOf(h.service).exec("ALTER TABLE chatbots RENAME TO chatbots_gone");
     const res = await request(`${server.url}/api/v1/chatbots`, { key: h.tenant.key.key });
-    sqliteOf(h.service).exec("ALTER TABLE chatbots_gone RENAME TO chatbots");
+    await sqlOf(h.service).exec("ALTER TABLE chatbots_gone RENAME TO chatbots");
     expect(res).toMatchObject({ status: 500, body: { success: false, message: "Internal server error" } });
     await until(() => raw.length >= 1);
     const lines = raw.map((l) => JSON.parse(l));

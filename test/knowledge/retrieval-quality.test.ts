@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChatService, type ChatService } from "../../src/service.js";
+import { testDatabase, type TestDatabase } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
 
 // A help centre of 12 documents written for this test, with paraphrased
@@ -11,16 +12,19 @@ const questions = JSON.parse(readFileSync(join(fixtures, "help-center-questions.
 
 let service: ChatService;
 let cleanup: () => void;
+let database: TestDatabase;
 beforeAll(async () => {
   const dir = tempDir();
   cleanup = dir.cleanup;
-  service = await createChatService({ env: {}, db: join(dir.dir, "kb.db") });
+  database = await testDatabase(dir.dir);
+  service = await createChatService({ env: {}, ...database.options });
   await service.bootstrap({ ingestDocs: false });
   const report = await service.knowledge.ingest("demo", [join(fixtures, "help-center")]);
   expect(report).toMatchObject({ added: 12, failed: [] });
 });
 afterAll(async () => {
   await service.close();
+  await database.drop();
   cleanup();
 });
 

@@ -24,8 +24,8 @@ export interface TestDatabase {
  * const database = await testDatabase(dir);
  * const service = await createChatService({ ...database.options });
  */
-export async function testDatabase(dir: string): Promise<TestDatabase> {
-  const db = join(dir, "chatsvc.db");
+export async function testDatabase(dir: string, file = "chatsvc.db"): Promise<TestDatabase> {
+  const db = join(dir, file);
   if (testEngine === "sqlite") return { options: { db }, cliArgs: ["--db", db], drop: async () => {} };
   const clone = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
   return { options: { db, database: clone.url }, cliArgs: ["--database-url", clone.url], drop: clone.drop };

@@ -5,7 +5,8 @@ import { createChatService, internalsOf, type ChatService } from "../../src/serv
 import { startHarness, tempDir, type Harness } from "../support/harness.js";
 import { emit, sampleEvent } from "./support/events.js";
 import { eventually, startReceiver, type Receiver, type Reply } from "./support/receiver.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
+import { testDatabase } from "../support/database.js";
 
 const fast = { allowPrivateNetworks: true, retryDelaysMs: [50, 50, 50] };
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -36,8 +37,9 @@ async function stats(h: Harness, id: number) {
 }
 
 function deliveries(service: ChatService) {
-  return sqliteOf(service).prepare("SELECT message_id, event, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY id")
-    .all() as { message_id: string; event: string; status: string; attempts: number; last_status: number | null; last_error: string | null }[];
+  return sqlOf(service).all<{ message_id: string; event: string; status: string; attempts: number; last_status: number | null; last_error: string | null }>(
+    "SELECT message_id, event, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY id",
+  );
 }
 
 describe("delivery", () => {
@@ -110,13 +112,13 @@ describe("delivery", () => {
 
     await all.waitFor(2);
     await leads.waitFor(1);
-    await eventually(() => deliveries(h.service).every((d) => d.status === "delivered"));
+    await eventually(async () => (await deliveries(h.service)).every((d) => d.status === "delivered"));
     expect(all.received.map((g) => [g.json.event, g.json.data.id]).sort()).toEqual([
       ["lead_captured", 4],
       ["message_received", 1],
     ]);
     expect(leads.received.map((g) => [g.json.event, g.json.data.id])).toEqual([["lead_captured", 4]]);
-    expect(deliveries(h.service)).toHaveLength(3);
+    expect((await deliveries(h.service))).toHaveLength(3);
   });
 
   it("retries a receiver that fails twice: 3 attempts, the same webhook-id, counted once and not as failed", async () => {
@@ -129,7 +131,7 @@ describe("delivery", () => {
     expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(1);
     for (const g of got) expect(verifyWebhook(secret, g.headers, g.body)).toBe(true);
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(45);
-    const [row] = await eventually(() => deliveries(h.service).filter((d) => d.status === "delivered").length === 1 && deliveries(h.service));
+    const [row] = await eventually(async () => (await deliveries(h.service)).filter((d) => d.status === "delivered").length === 1 && (await deliveries(h.service)));
     expect(row).toMatchObject({ attempts: 3, last_status: 204, last_error: null });
     const s = await stats(h, id);
     expect(s).toMatchObject({ total_triggers: 1, failed_triggers: 0, last_triggered_at: expect.any(String) });
@@ -146,7 +148,7 @@ describe("delivery", () => {
     await emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id));
 
     await r.waitFor(4);
-    const [row] = await eventually(() => deliveries(h.service)[0]?.status === "failed" && deliveries(h.service));
+    const [row] = await eventually(async () => (await deliveries(h.service))[0]?.status === "failed" && (await deliveries(h.service)));
     expect(row).toMatchObject({ attempts: 4, last_status: 500, last_error: "HTTP 500" });
     const s = await stats(h, id);
     expect(s).toMatchObject({ total_triggers: 1, failed_triggers: 1, last_failure: { at: s.last_triggered_at, status: 500, error: "HTTP 500" } });
@@ -155,7 +157,7 @@ describe("delivery", () => {
     // A later event is counted on its own.
     await emit(h.service, sampleEvent("conversation_started", h.tenant.organization.id, 2));
     await r.waitFor(8);
-    await eventually(() => deliveries(h.service).every((d) => d.status === "failed"));
+    await eventually(async () => (await deliveries(h.service)).every((d) => d.status === "failed"));
     expect(await stats(h, id)).toMatchObject({ total_triggers: 2, failed_triggers: 2 });
     expect(r.received).toHaveLength(8);
   });
@@ -166,9 +168,9 @@ describe("delivery", () => {
     const { id } = await register(h, `${r.url}/hook`);
     await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
-    await eventually(() => deliveries(h.service)[0]?.status === "failed");
+    await eventually(async () => (await deliveries(h.service))[0]?.status === "failed");
     expect(r.received.map((g) => g.path)).toEqual(["/hook", "/hook", "/hook", "/hook"]);
-    expect(deliveries(h.service)[0]).toMatchObject({ attempts: 4, last_status: 302, last_error: expect.stringMatching(/redirect/i) });
+    expect((await deliveries(h.service))[0]).toMatchObject({ attempts: 4, last_status: 302, last_error: expect.stringMatching(/redirect/i) });
     expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
   });
 
@@ -179,10 +181,10 @@ describe("delivery", () => {
     const started = Date.now();
     await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id));
 
-    await eventually(() => deliveries(h.service)[0]?.status === "failed", 5_000);
+    await eventually(async () => (await deliveries(h.service))[0]?.status === "failed", 5_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(600);
     expect(r.received).toHaveLength(2);
-    expect(deliveries(h.service)[0]).toMatchObject({ attempts: 2, last_status: null, last_error: "No answer within 300 ms" });
+    expect((await deliveries(h.service))[0]).toMatchObject({ attempts: 2, last_status: null, last_error: "No answer within 300 ms" });
     expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 1, last_failure: { status: null, error: "No answer within 300 ms" } });
   });
 
@@ -192,10 +194,10 @@ describe("delivery", () => {
     const { id } = await register(h, `${r.url}/hook`);
     await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 1));
 
-    await eventually(() => deliveries(h.service)[0]?.status === "failed");
+    await eventually(async () => (await deliveries(h.service))[0]?.status === "failed");
     expect(await stats(h, id)).toMatchObject({ is_active: false, total_triggers: 1, failed_triggers: 1 });
     expect((await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2))).deliveries).toBe(0);
-    expect(deliveries(h.service)).toHaveLength(1);
+    expect((await deliveries(h.service))).toHaveLength(1);
     expect(r.received).toHaveLength(1);
     // Registering the URL again is how its owner turns it back on.
     expect((await h.call("/webhooks", { json: { url: `${r.url}/hook`, events: ["lead_captured"] } })).body.data.is_active).toBe(true);
@@ -209,7 +211,7 @@ describe("delivery", () => {
 
     const got = await r.waitFor(2, 4_000);
     expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(950);
-    await eventually(() => deliveries(h.service)[0]?.status === "delivered");
+    await eventually(async () => (await deliveries(h.service))[0]?.status === "delivered");
     expect(await stats(h, id)).toMatchObject({ total_triggers: 1, failed_triggers: 0 });
   });
 
@@ -225,8 +227,8 @@ describe("delivery", () => {
 
     expect((await emit(h.service, sampleEvent("lead_captured", h.tenant.organization.id, 2))).deliveries).toBe(1);
     await kept.waitFor(2);
-    await eventually(() => deliveries(h.service).every((d) => d.status === "delivered"));
-    expect(deliveries(h.service)).toHaveLength(2);
+    await eventually(async () => (await deliveries(h.service)).every((d) => d.status === "delivered"));
+    expect((await deliveries(h.service))).toHaveLength(2);
     expect(gone.received.length).toBeLessThanOrEqual(2);
     expect(gone.received.every((g) => g.json.data.id === 1)).toBe(true);
   });
@@ -241,18 +243,20 @@ describe("address policy at delivery", () => {
     const r = await receiver();
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const db = `${dir}/chatsvc.db`;
+    const database = await testDatabase(dir);
+    cleanups.push(database.drop);
+    const db = database.options;
     // Registered under a permissive configuration (or before DNS changed)...
-    const permissive = await createChatService({ env: {}, db, webhooks: fast });
+    const permissive = await createChatService({ env: {}, ...db, webhooks: fast });
     const tenant = await permissive.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await permissive.webhooks.register(tenant.organization.id, { url: urlOf(r.port), events: ["lead_captured"] });
     await permissive.close();
     // ...and delivered by a service that refuses private networks.
-    const strict = await createChatService({ env: {}, db, webhooks: { retryDelaysMs: [20, 20, 20] } });
+    const strict = await createChatService({ env: {}, ...db, webhooks: { retryDelaysMs: [20, 20, 20] } });
     cleanups.push(() => strict.close());
     expect((await emit(strict, sampleEvent("lead_captured", tenant.organization.id))).deliveries).toBe(1);
 
-    const [row] = await eventually(() => deliveries(strict)[0]?.status === "failed" && deliveries(strict));
+    const [row] = await eventually(async () => (await deliveries(strict))[0]?.status === "failed" && (await deliveries(strict)));
     expect(row!.attempts).toBe(4);
     expect(row!.last_error).toMatch(error);
     expect(r.received).toHaveLength(0);
@@ -266,8 +270,10 @@ describe("shutdown and restart", () => {
     const r = await receiver((n) => (phase === 2 ? {} : n === 0 ? { delayMs: 150 } : { hang: true }));
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const db = `${dir}/chatsvc.db`;
-    const first = await createChatService({ env: {}, db, webhooks: { ...fast, concurrency: 2 } });
+    const database = await testDatabase(dir);
+    cleanups.push(database.drop);
+    const db = database.options;
+    const first = await createChatService({ env: {}, ...db, webhooks: { ...fast, concurrency: 2 } });
     const tenant = await first.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await first.webhooks.register(tenant.organization.id, { url: `${r.url}/hook`, events: ["lead_captured"] });
     for (let i = 1; i <= 3; i++) await emit(first, sampleEvent("lead_captured", tenant.organization.id, i));
@@ -279,15 +285,15 @@ describe("shutdown and restart", () => {
     expect(r.received.map((g) => g.json.data.id)).toEqual([1, 2]);
 
     phase = 2;
-    const second = await createChatService({ env: {}, db, webhooks: fast });
+    const second = await createChatService({ env: {}, ...db, webhooks: fast });
     cleanups.push(() => second.close());
     // Event 1 finished within the grace period; 2 was cut off and 3 never started: both go out now.
     await r.waitFor(4);
-    await eventually(() => deliveries(second).every((d) => d.status === "delivered"));
+    await eventually(async () => (await deliveries(second)).every((d) => d.status === "delivered"));
     expect(r.received.slice(2).map((g) => g.json.data.id).sort()).toEqual([2, 3]);
     const resent = r.received.slice(2).find((g) => g.json.data.id === 2)!;
     expect(resent.headers["webhook-id"]).toBe(r.received[1]!.headers["webhook-id"]);
-    expect(deliveries(second).map((d) => d.attempts)).toEqual([1, 1, 1]);
+    expect((await deliveries(second)).map((d) => d.attempts)).toEqual([1, 1, 1]);
     expect(r.received).toHaveLength(4);
   }, 10_000);
 });
@@ -297,20 +303,21 @@ describe("housekeeping", () => {
     const r = await receiver(() => ({ status: 500 }));
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const db = `${dir}/chatsvc.db`;
-    const first = await createChatService({ env: {}, db, webhooks: { ...fast, retryDelaysMs: [] } });
+    const database = await testDatabase(dir);
+    cleanups.push(database.drop);
+    const db = database.options;
+    const first = await createChatService({ env: {}, ...db, webhooks: { ...fast, retryDelaysMs: [] } });
     const tenant = await first.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
     await first.webhooks.register(tenant.organization.id, { url: `${r.url}/hook`, events: ["lead_captured"] });
     await emit(first, sampleEvent("lead_captured", tenant.organization.id, 1));
-    await eventually(() => deliveries(first)[0]?.status === "failed");
-    const sqlite = sqliteOf(first);
+    await eventually(async () => (await deliveries(first))[0]?.status === "failed");
     const eightDaysAgo = Date.now() - 8 * 24 * 60 * 60 * 1000;
-    sqlite.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?").run(eightDaysAgo);
+    await sqlOf(first).all("UPDATE webhook_deliveries SET next_attempt_at = ?", eightDaysAgo);
     await first.close();
 
-    const second = await createChatService({ env: {}, db, webhooks: fast });
+    const second = await createChatService({ env: {}, ...db, webhooks: fast });
     cleanups.push(() => second.close());
-    await eventually(() => deliveries(second).length === 0);
+    await eventually(async () => (await deliveries(second)).length === 0);
     expect((await second.webhooks.list())[0]).toMatchObject({ total_triggers: 1, failed_triggers: 1 });
   });
 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createProgram } from "../../src/cli/program.js";
 import { blockedRangeOf } from "../../src/net/address-policy.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
-import { sqliteOf } from "../support/sqlite.js";
+import { sqlOf } from "../support/sql.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -184,7 +184,7 @@ describe("chatsvc webhooks list", () => {
       const write = process.stdout.write;
       process.stdout.write = ((chunk: string) => out.push(chunk) > 0) as typeof process.stdout.write;
       try {
-        await createProgram().exitOverride().parseAsync(["node", "chatsvc", "--db", h.dbFile, "webhooks", "list", ...args]);
+        await createProgram().exitOverride().parseAsync(["node", "chatsvc", ...h.database.cliArgs, "webhooks", "list", ...args]);
       } finally {
         process.stdout.write = write;
       }
@@ -196,8 +196,7 @@ describe("chatsvc webhooks list", () => {
     expect(mine).toEqual([expect.objectContaining({ url: "https://b.example.com/", events: ["message_received"], total_triggers: 0, failed_triggers: 0 })]);
     expect(JSON.stringify(mine)).not.toContain("whsec_");
     // As the delivery worker records a failed attempt.
-    const sqlite = sqliteOf(h.service);
-    sqlite.prepare("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?").run("2026-01-02T03:04:05.000Z", "https://a.example.com/");
+    await sqlOf(h.service).all("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?", "2026-01-02T03:04:05.000Z", "https://a.example.com/");
     const table = await run();
     expect(table).toMatch(/total_triggers/);
     expect(table).toMatch(/last_failure/);

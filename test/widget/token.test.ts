@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChatService, type ChatService } from "../../src/service.js";
+import { testDatabase } from "../support/database.js";
 import { createWidgetTokens, widgetSecret } from "../../src/widget/token.js";
 import { tempDir } from "../support/harness.js";
 
@@ -73,21 +74,25 @@ describe("the signing secret", () => {
   it("is created once per database and kept, so tokens survive a restart", async () => {
     const { dir, cleanup } = tempDir();
     dirs.push(cleanup);
-    const db = join(dir, "chatsvc.db");
-    service = await createChatService({ db, env: {} });
+    const database = await testDatabase(dir);
+    dirs.push(() => void database.drop());
+    const db = database.options;
+    service = await createChatService({ ...db, env: {} });
     const first = await widgetSecret(service);
     expect(first).toHaveLength(32);
     const { token } = createWidgetTokens(first, { ttlSeconds: 60 }).issue(5, 3);
     await service.close();
 
-    service = await createChatService({ db, env: {} });
+    service = await createChatService({ ...db, env: {} });
     const again = await widgetSecret(service);
     expect(again.equals(first)).toBe(true);
     expect(createWidgetTokens(again, { ttlSeconds: 60 }).verify(token).conversation_id).toBe(5);
 
     const other = tempDir();
     dirs.push(other.cleanup);
-    const elsewhere = await createChatService({ db: join(other.dir, "chatsvc.db"), env: {} });
+    const otherDatabase = await testDatabase(other.dir);
+    dirs.push(() => void otherDatabase.drop());
+    const elsewhere = await createChatService({ ...otherDatabase.options, env: {} });
     expect((await widgetSecret(elsewhere)).equals(first)).toBe(false);
     await elsewhere.close();
   });
