@@ -27,6 +27,8 @@ const BEHAVIOUR_SUITES = [
   "test/hardening/request-hardening.test.ts",
   "test/hardening/xss.test.ts",
   "test/postgres/**/*.test.ts",
+  // Several instances on one database, and moving up from SQLite: PostgreSQL only.
+  "test/scale/**/*.test.ts",
 ];
 
 const shared = {
@@ -79,7 +81,7 @@ export default defineConfig(async () => ({
           ...shared,
           name: "sqlite",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/postgres/**"],
+          exclude: ["test/postgres/**", "test/scale/**"],
           globalSetup: ["test/support/build-cli.ts"],
         },
       },

@@ -26,8 +26,12 @@ export function databaseOptions(command: Command): Pick<ChatServiceOptions, "db"
 /** Where the service keeps its data, for messages: the PostgreSQL URL without its password, or the SQLite file. */
 export function databaseLabel(service: ChatService): string {
   const { database, db } = service.config;
-  if (database === null) return db;
-  const url = new URL(database);
+  return database === null ? db : withoutPassword(database);
+}
+
+/** A database URL fit to print: its password replaced by `***`. */
+export function withoutPassword(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
   if (url.password) url.password = "***";
   return url.toString();
 }

@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerBots } from "./commands/bots.js";
 import { registerCredits } from "./commands/credits.js";
+import { registerDb } from "./commands/db.js";
 import { registerIngest } from "./commands/ingest.js";
 import { registerInit } from "./commands/init.js";
 import { registerKb } from "./commands/kb.js";
@@ -26,6 +27,7 @@ export function createProgram(): Command {
   registerInit(program);
   registerServe(program);
   registerMigrate(program);
+  registerDb(program);
   registerOrgs(program);
   registerUsers(program);
   registerBots(program);
