@@ -4,6 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
+import { createChatService } from "../../src/service.js";
 import { TEST_CLI_DIR } from "../support/build-cli.js";
 import { runCli, type CliResult } from "../support/cli.js";
 import { request, tempDir, type ApiResponse } from "../support/harness.js";
@@ -34,6 +35,8 @@ let instances: Instance[] = [];
 let db: pg.Pool;
 let receiver: Receiver;
 let demoKey: string;
+let metered: { orgId: number; key: string };
+let toDisable: { id: number; key: string };
 let turn = 0;
 
 function cli(args: string[]): Promise<CliResult> {
@@ -99,7 +102,18 @@ beforeAll(async () => {
     await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await c.query(`CREATE DATABASE "${name}"`);
   });
-  demoKey = (await cliJson(["init", "--email", "owner@acme.test"])).key.key;
+  // Set up in-process (quicker than a CLI run per record), closed before the instances start.
+  const setup = await createChatService({ database: url, env: {}, logLevel: "warn", renderWorker: false });
+  try {
+    demoKey = (await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" })).key.key;
+    const org = await setup.orgs.create({ name: "Metered", credits_monthly: 100 });
+    const user = await setup.users.create({ organization_id: org.id, email: "owner@metered.test" });
+    await setup.chatbots.create({ organization_id: org.id, slug: "metered", name: "Metered" });
+    metered = { orgId: org.id, key: (await setup.keys.create({ user_id: user.id, name: "burst", accept_attribution: true })).key };
+    toDisable = await setup.keys.create({ email: "owner@acme.test", name: "to-disable", accept_attribution: true });
+  } finally {
+    await setup.close();
+  }
   // Slow enough answers that every instance has deliveries in flight when one dies.
   receiver = await startReceiver(() => ({ delayMs: 200 }));
   // Started together: the advisory lock makes one of them migrate (init already did) and the others wait.
@@ -119,7 +133,7 @@ afterAll(async () => {
 
 describe("three chatsvc serve instances on one PostgreSQL database", () => {
   it("a key disabled with `chatsvc keys disable` is refused by every instance within 1 s", async () => {
-    const issued = await cliJson(["keys", "create", "--email", "owner@acme.test", "--name", "to-disable", "--accept-attribution"]);
+    const issued = toDisable;
     // Every instance has verified (and cached) the key before it is disabled.
     for (const instance of instances) expect((await call(instance, "/auth/test", issued.key)).status).toBe(200);
 
@@ -143,7 +157,7 @@ describe("three chatsvc serve instances on one PostgreSQL database", () => {
     const [conversation] = await openConversations(1, "demo", demoKey);
     const ask = (instance: Instance) => call(instance, `/chatbots/demo/conversations/${conversation}/messages`, demoKey, { json: { message: "How long is the Quokkatron warranty?" } });
     // Every instance has the demo bot's knowledge loaded before the new document arrives.
-    for (const instance of instances) expect((await ask(instance)).body.data.sources.map((s: { name: string }) => s.name)).not.toContain("warranty.md");
+    for (const answer of await Promise.all(instances.map(ask))) expect(answer.body.data.sources.map((s: { name: string }) => s.name)).not.toContain("warranty.md");
 
     const file = join(dir, "warranty.md");
     writeFileSync(file, "# Warranty\n\nThe Quokkatron warranty lasts seventeen years and covers the flux coil.\n");
@@ -162,10 +176,7 @@ describe("three chatsvc serve instances on one PostgreSQL database", () => {
   });
 
   it("300 sends with 100 credits left give exactly 100 answers and 200 credit 429s; credits end at 0", async () => {
-    const org = await cliJson(["orgs", "create", "--name", "Metered", "--credits", "100"]);
-    await cliJson(["users", "create", "--org", String(org.id), "--email", "owner@metered.test"]);
-    await cliJson(["bots", "create", "--org", String(org.id), "--slug", "metered", "--name", "Metered"]);
-    const { key } = await cliJson(["keys", "create", "--email", "owner@metered.test", "--name", "burst", "--accept-attribution"]);
+    const { orgId, key } = metered;
     const conversations = await openConversations(10, "metered", key);
 
     const answers = await inParallel(300, 24, (i) =>
@@ -177,7 +188,7 @@ describe("three chatsvc serve instances on one PostgreSQL database", () => {
     for (const refused of answers.filter((a) => a.status === 429)) expect(refused.body.message).toBe("Monthly credit limit reached");
     expect(Math.min(...answers.filter((a) => a.status === 200).map((a) => a.body.meta.credits_remaining))).toBe(0);
 
-    expect(await cliJson(["credits", "show", "--org", String(org.id)])).toMatchObject({ credits_used: 100, credits_max: 100, credits_remaining: 0 });
+    expect(await cliJson(["credits", "show", "--org", String(orgId)])).toMatchObject({ credits_used: 100, credits_max: 100, credits_remaining: 0 });
     // Nothing stored for a refused message: 100 questions, 100 replies.
     const { rows } = await db.query<{ role: string; n: number }>(
       "SELECT m.role, count(*)::int AS n FROM messages m JOIN conversations c ON c.id = m.conversation_id JOIN chatbots b ON b.id = c.chatbot_id WHERE b.slug = 'metered' GROUP BY m.role ORDER BY m.role",
