@@ -120,7 +120,7 @@ describe("ingesting files and folders", () => {
     expect(updated).toMatchObject({ id: first!.id, chunk_count: 2, created_at: first!.created_at });
     expect((await chunksOf("policy.md")).map((c) => c.content)).toEqual(["Refunds are now paid within 14 days.", "Exchanges are free of charge."]);
     // The old text is gone from the full-text index and from the vectors.
-    expect(fullTextHits("30")).toBe(0);
+    expect(await fullTextHits("30")).toBe(0);
     expect((await vectorCount())).toBe((await chunkCount()));
   });
 
@@ -134,7 +134,7 @@ describe("ingesting files and folders", () => {
     expect(await h.service.knowledge.list(BOT)).toEqual([]);
     expect((await chunkCount())).toBe(0);
     expect((await vectorCount())).toBe(0);
-    expect(fullTextHits("nine")).toBe(0);
+    expect(await fullTextHits("nine")).toBe(0);
     expect(await hasKnowledgeBase()).toBe(false);
     expect(await h.service.knowledge.search(BOT, "When do you open?")).toEqual([]);
     await expect(h.service.knowledge.remove(BOT, doc!.id)).rejects.toThrow(expect.objectContaining({ status: 404 }));
