@@ -24,7 +24,7 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   await ingestDocs(harness.service);
   const creditsBefore = (await harness.service.credits.status(harness.tenant.organization.id)).credits_used;
 
-  const writer = spawn(process.execPath, ["--import", "tsx", WRITER, harness.dbFile, String(harness.tenant.user.id)], {
+  const writer = spawn(process.execPath, ["--import", "tsx", WRITER, harness.database.options.database ?? harness.dbFile, String(harness.tenant.user.id)], {
     cwd: fileURLToPath(new URL("../..", import.meta.url)),
     stdio: ["pipe", "pipe", "pipe"],
   });
