@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { version } from "../version.js";
+import { version } from "../core/version.js";
 import { errorEnvelope, successEnvelope, validationErrorEnvelope } from "./envelope-schemas.js";
 import type { RouteDefinition } from "./router.js";
 
