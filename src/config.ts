@@ -122,9 +122,9 @@ export interface ChatServiceOptions {
   /** SQLite busy timeout in milliseconds. Default 5 000. */
   busyTimeoutMs?: number;
   /**
-   * Idle ms after which the reply renderer's worker (jsdom, ~90 MB) stops (env `CHATSVC_RENDER_IDLE_MS`).
-   * The next message starts a new one, which loads (0.5-1 s) while retrieval and the model work.
-   * Default 30 000: replies within a conversation never wait for it, and an idle server gives the memory back.
+   * Idle ms after which the reply renderer's worker (jsdom), if it has rendered, is replaced by a fresh one loaded
+   * in the background, giving back what jsdom retained (env `CHATSVC_RENDER_IDLE_MS`; 0: never for idleness).
+   * The worker is never stopped for idleness, so no reply waits for jsdom to load. Default 30 000.
    */
   renderIdleMs?: number;
   /**

@@ -8,8 +8,8 @@ import type { RenderAnswer, RenderJob } from "./render-worker.js";
 export interface Renderer {
   render(markdown: string): Promise<string>;
   /**
-   * Starts the worker if none is running, so a render that follows soon (a
-   * reply, once the model has answered) does not wait for jsdom to load.
+   * Starts the worker if none is running (before the first reply, or after
+   * `close()`), so a render that follows soon does not wait for jsdom to load.
    */
   warm(): void;
   /** Stops the worker; later renders start a new one. */
@@ -22,8 +22,9 @@ export interface RendererOptions {
   /** Renders a worker does before a fresh one replaces it, dropping what jsdom retained. Default 2 000. */
   recycleAfter?: number;
   /**
-   * Idle time after which the worker stops, so an idle server gives jsdom's ~90 MB back, in ms.
-   * The next render then waits for a worker to start (0.5-1 s). Default 1 000 (the service passes `renderIdleMs`).
+   * Idle time after which a worker that has rendered is replaced by a fresh one, loaded in the
+   * background, dropping what jsdom retained from earlier renders, in ms; 0 never replaces it
+   * for idleness. The worker itself never stops for idleness. Default 30 000 (the service passes `renderIdleMs`).
    */
   idleMs?: number;
   /** Longest one render may take before it is answered as escaped text and the worker replaced, in ms. Default 10 000. */
@@ -60,9 +61,19 @@ interface Slot {
  * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
  * costs ~100 MB once loaded and keeps memory from every sanitised document
  * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
- * render, is replaced by a fresh one every `recycleAfter` renders (the
- * replacement warms up before it takes over, so no render waits for jsdom to
- * load twice) and stops after `idleMs` without renders. A render that times
+ * render and is replaced by a fresh one every `recycleAfter` renders, and
+ * after `idleMs` without renders if it has rendered since it started; a
+ * replacement loads jsdom before it takes over, so no render waits for it.
+ *
+ * The worker is kept through idle periods rather than stopped: loading jsdom
+ * again costs a second or more, which the first reply after a quiet spell
+ * would pay whenever the model answers faster than that (the extractive model
+ * always does). Kept, an idle worker costs tens of MB once V8's memory reducer
+ * has shrunk its heap, and the idle replacement drops what jsdom retained, so
+ * idle memory is that of a freshly loaded worker. A lighter DOM than jsdom
+ * under DOMPurify was not taken: DOMPurify is only verified against real
+ * browsers and jsdom, and a parser that differs from the browser's is where
+ * sanitiser bypasses come from. A render that times
  * out, is refused by a full queue, or whose worker dies is answered as
  * escaped plain text, which is safe anywhere, and reported. Where no worker
  * can start (the worker file is missing from a custom bundle), renders run in
@@ -75,7 +86,7 @@ interface Slot {
  */
 export function createRenderer({
   recycleAfter = 2_000,
-  idleMs = 1_000,
+  idleMs = 30_000,
   timeoutMs = 10_000,
   maxQueue = 500,
   inThread = false,
@@ -110,13 +121,14 @@ export function createRenderer({
   };
 
   const armIdle = () => {
-    if (pending() > 0 || !(active || warming)) return;
+    if (idleMs === 0 || pending() > 0 || !active || active.sent === 0 || warming) return;
     if (idleTimer) idleTimer.refresh();
     else {
       idleTimer = setTimeout(() => {
         idleTimer = undefined;
-        if (pending() > 0) return;
-        for (const slot of [active, warming]) if (slot) stop(slot);
+        if (closed || pending() > 0 || !active || active.sent === 0 || warming) return;
+        // Takes over once loaded (see the "ready" handler); renders until then go to the current worker.
+        warming = spawn();
       }, idleMs);
       idleTimer.unref();
     }
@@ -235,7 +247,6 @@ export function createRenderer({
       if (inline || active || warming) return;
       closed = false;
       active = spawn();
-      armIdle();
     },
     stats() {
       return { workersStarted: started, running: [active, warming, ...retiring].filter(Boolean).length, pending: pending(), inThread: inline !== undefined };
