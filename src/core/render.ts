@@ -27,7 +27,10 @@ export interface RendererOptions {
    * for idleness. The worker itself never stops for idleness. Default 30 000 (the service passes `renderIdleMs`).
    */
   idleMs?: number;
-  /** Longest one render may take before it is answered as escaped text and the worker replaced, in ms. Default 10 000. */
+  /**
+   * Longest one render may take, from when its worker has loaded, before it is answered as escaped text and
+   * the worker replaced, in ms. Default 10 000.
+   */
   timeoutMs?: number;
   /** Most renders waiting for the worker; beyond it replies are answered as escaped text. Default 500. */
   maxQueue?: number;
@@ -43,7 +46,10 @@ interface Job {
   /** Workers it has been sent to: one that kills every worker it reaches is answered as text after two. */
   attempts: number;
   resolve(html: string): void;
-  timer: NodeJS.Timeout;
+  /** Set once its worker is ready: see `startClock`. */
+  timer?: NodeJS.Timeout;
+  /** Whether its timing out also stops the worker (not on a second attempt, which already has a fresh one). */
+  stopsWorker: boolean;
 }
 
 /** One worker thread and the jobs it has been sent. */
@@ -155,6 +161,7 @@ export function createRenderer({
     worker.on("message", (answer: RenderAnswer) => {
       if ("ready" in answer) {
         slot.ready = true;
+        for (const job of slot.jobs.values()) startClock(slot, job);
         if (warming === slot) {
           // The replacement has loaded jsdom: it takes new renders, the old one finishes its own.
           if (active) retire(active);
@@ -210,6 +217,20 @@ export function createRenderer({
     }
   };
 
+  /*
+   * A job's time limit runs from when its worker has loaded, not from when it was
+   * sent: loading jsdom takes seconds on a busy machine, and counting it turned
+   * replies into escaped text whenever the load was slow, not the render.
+   */
+  const startClock = (slot: Slot, job: Job) => {
+    job.timer ??= setTimeout(() => {
+      if (!slot.jobs.has(job.id)) return;
+      // A render this slow means the worker is stuck on it: answer it as text, and replace the worker.
+      fallback(job, slot, `rendering took over ${timeoutMs} ms`);
+      if (job.stopsWorker) stop(slot);
+    }, timeoutMs);
+  };
+
   const dispatch = (job: Job, retry: boolean) => {
     if (inline || inThread) return void renderInline(job);
     if (!active) active = spawn();
@@ -218,14 +239,11 @@ export function createRenderer({
     if (slot.sent >= recycleAfter && !warming) warming = spawn();
     slot.sent++;
     job.attempts++;
+    job.stopsWorker = retry;
+    job.timer = undefined;
     slot.jobs.set(job.id, job);
     slot.worker.ref();
-    job.timer = setTimeout(() => {
-      if (!slot.jobs.has(job.id)) return;
-      // A render this slow means the worker is stuck on it: answer it as text, and replace the worker.
-      fallback(job, slot, `rendering took over ${timeoutMs} ms`);
-      if (retry) stop(slot);
-    }, timeoutMs);
+    if (slot.ready) startClock(slot, job);
     slot.worker.postMessage({ id: job.id, markdown: job.markdown } satisfies RenderJob);
   };
 
@@ -233,7 +251,7 @@ export function createRenderer({
     render(markdown) {
       closed = false;
       return new Promise<string>((resolve) => {
-        const job: Job = { id: nextId++, markdown, attempts: 0, resolve, timer: undefined as unknown as NodeJS.Timeout };
+        const job: Job = { id: nextId++, markdown, attempts: 0, resolve, stopsWorker: true };
         if (pending() >= maxQueue) return fallback(job, undefined, `more than ${maxQueue} renders were waiting`);
         dispatch(job, true);
       });
