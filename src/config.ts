@@ -122,12 +122,6 @@ export interface ChatServiceOptions {
   /** SQLite busy timeout in milliseconds. Default 5 000. */
   busyTimeoutMs?: number;
   /**
-   * Idle ms after which the reply renderer's worker (jsdom), if it has rendered, is replaced by a fresh one loaded
-   * in the background, giving back what jsdom retained (env `CHATSVC_RENDER_IDLE_MS`; 0: never for idleness).
-   * The worker is never stopped for idleness, so no reply waits for jsdom to load. Default 30 000.
-   */
-  renderIdleMs?: number;
-  /**
    * Sanitise replies in a worker thread (default true, env `CHATSVC_RENDER_WORKER=0` to turn off).
    * Off, jsdom loads once into this thread and stays: less start-up work per service, no memory bounds.
    */
@@ -165,7 +159,6 @@ export interface ResolvedConfig {
   publicUrl: string | undefined;
   countryHeader: string;
   busyTimeoutMs: number;
-  renderIdleMs: number;
   renderWorker: boolean;
 }
 
@@ -273,7 +266,6 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     publicUrl: publicUrlOf(options.publicUrl ?? env.CHATSVC_PUBLIC_URL, fail),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
-    renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
     renderWorker: options.renderWorker ?? (env.CHATSVC_RENDER_WORKER === undefined || env.CHATSVC_RENDER_WORKER === "" ? true : bool("renderWorker", env.CHATSVC_RENDER_WORKER)),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");

@@ -109,7 +109,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const conversations = createConversations(db, { chatbots, messages, events });
   const credits = createCredits(db);
   const leads = createLeads(db, { chatbots, conversations, messages, events });
-  const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
+  const renderer = createRenderer({ inThread: !config.renderWorker });
   const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
   const health = createHealthCheck(createWriteProbe(sqlite));
 

@@ -22,12 +22,6 @@ export interface RendererOptions {
   /** Renders a worker does before a fresh one replaces it, dropping what jsdom retained. Default 2 000. */
   recycleAfter?: number;
   /**
-   * Idle time after which a worker that has rendered is replaced by a fresh one, loaded in the
-   * background, dropping what jsdom retained from earlier renders, in ms; 0 never replaces it
-   * for idleness. The worker itself never stops for idleness. Default 30 000 (the service passes `renderIdleMs`).
-   */
-  idleMs?: number;
-  /**
    * Longest one render may take, from when its worker has loaded, before it is answered as escaped text and
    * the worker replaced, in ms. Default 10 000.
    */
@@ -59,7 +53,7 @@ interface Slot {
   /** Jobs sent to it so far, for recycling. */
   sent: number;
   ready: boolean;
-  /** Set when it is being stopped on purpose (recycled, idle, timed out, closed). */
+  /** Set when it is being stopped on purpose (recycled, timed out, closed). */
   stopping: boolean;
 }
 
@@ -67,19 +61,19 @@ interface Slot {
  * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
  * costs ~100 MB once loaded and keeps memory from every sanitised document
  * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
- * render and is replaced by a fresh one every `recycleAfter` renders, and
- * after `idleMs` without renders if it has rendered since it started; a
+ * render and is replaced by a fresh one every `recycleAfter` renders; a
  * replacement loads jsdom before it takes over, so no render waits for it.
  *
- * The worker is kept through idle periods rather than stopped: loading jsdom
- * again costs a second or more, which the first reply after a quiet spell
- * would pay whenever the model answers faster than that (the extractive model
- * always does). Kept, an idle worker costs tens of MB once V8's memory reducer
- * has shrunk its heap, and the idle replacement drops what jsdom retained, so
- * idle memory is that of a freshly loaded worker. A lighter DOM than jsdom
- * under DOMPurify was not taken: DOMPurify is only verified against real
- * browsers and jsdom, and a parser that differs from the browser's is where
- * sanitiser bypasses come from. A render that times
+ * The worker is kept through idle periods, not stopped: loading jsdom again
+ * costs a second or more, which the first reply after a quiet spell would pay
+ * whenever the model answers faster than that (the extractive model always
+ * does). V8's memory reducer shrinks an idle worker's heap by itself; what
+ * stays is jsdom's live state (bench scenario 7 measures idle RSS). Neither
+ * forced collections nor replacing the worker at idle gave memory back in
+ * measurements, and the first made the next render recompile. A lighter DOM
+ * than jsdom under DOMPurify was not taken: DOMPurify is only verified against
+ * real browsers and jsdom, and a parser that differs from the browser's is
+ * where sanitiser bypasses come from. A render that times
  * out, is refused by a full queue, or whose worker dies is answered as
  * escaped plain text, which is safe anywhere, and reported. Where no worker
  * can start (the worker file is missing from a custom bundle), renders run in
@@ -92,7 +86,6 @@ interface Slot {
  */
 export function createRenderer({
   recycleAfter = 2_000,
-  idleMs = 30_000,
   timeoutMs = 10_000,
   maxQueue = 500,
   inThread = false,
@@ -103,7 +96,6 @@ export function createRenderer({
   const retiring = new Set<Slot>();
   let inline: Promise<(markdown: string) => string> | undefined;
   let nextId = 1;
-  let idleTimer: NodeJS.Timeout | undefined;
   let closed = false;
   let started = 0;
 
@@ -123,21 +115,6 @@ export function createRenderer({
     job.resolve(html);
     if (retiring.has(slot) && slot.jobs.size === 0) stop(slot);
     if (slot.jobs.size === 0) slot.worker.unref();
-    armIdle();
-  };
-
-  const armIdle = () => {
-    if (idleMs === 0 || pending() > 0 || !active || active.sent === 0 || warming) return;
-    if (idleTimer) idleTimer.refresh();
-    else {
-      idleTimer = setTimeout(() => {
-        idleTimer = undefined;
-        if (closed || pending() > 0 || !active || active.sent === 0 || warming) return;
-        // Takes over once loaded (see the "ready" handler); renders until then go to the current worker.
-        warming = spawn();
-      }, idleMs);
-      idleTimer.unref();
-    }
   };
 
   const fallback = (job: Job, slot: Slot | undefined, reason: string) => {
@@ -271,8 +248,6 @@ export function createRenderer({
     },
     async close() {
       closed = true;
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = undefined;
       const slots = [active, warming, ...retiring].filter((slot): slot is Slot => slot !== undefined);
       for (const slot of slots) slot.stopping = true;
       await Promise.all(slots.map((slot) => slot.worker.terminate()));
