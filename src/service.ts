@@ -15,6 +15,8 @@ import { createHealthCheck, type Health } from "./core/health.js";
 import { createKeys, type Keys } from "./core/keys.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
 import { createUsers, type Users } from "./core/users.js";
+import { createWidgetBudgetStore } from "./core/db/widget-budget-store.js";
+import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
@@ -42,6 +44,8 @@ export interface ChatService {
   readonly credits: Credits;
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
+  /** Each chatbot's widget message budgets: settings and counting. */
+  readonly widgetBudgets: WidgetBudgets;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Branding;
   /** True when the database has no organisation yet (first run). */
@@ -111,6 +115,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const leads = createLeads(db, { chatbots, conversations, messages, events });
   const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
   const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const widgetBudgets = createWidgetBudgets(db, createWidgetBudgetStore(db), { config, events });
   const health = createHealthCheck(createWriteProbe(sqlite));
 
   let closed = false;
@@ -122,6 +127,7 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     chatbots,
     knowledge,
     webhooks: webhooks.registry,
+    widgetBudgets,
     conversations,
     chat,
     leads,

@@ -36,7 +36,7 @@ const TAGS = [
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
   { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
-  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received" },
+  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },
 ];
