@@ -16,7 +16,7 @@ export type RenderAnswer = { ready: true } | { id: number; html: string } | { id
  * One render before announcing ready, through the paths replies take (headings,
  * lists, links, code, tables, something to strip): V8 compiles functions on
  * first call, so otherwise the first reply a fresh worker renders (after a
- * recycle, or the idle replacement) pays for compiling marked and DOMPurify.
+ * recycle) pays for compiling marked and DOMPurify.
  */
 const WARM_UP = "# Title\n\n**bold** _em_ `code` [link](https://example.com) <img src=x onerror=alert(1)>\n\n- one\n- two\n\n1. first\n\n> quote\n\n```\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
 
