@@ -38,7 +38,7 @@ describe("the render worker", () => {
     for (let i = 0; i < 5; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
     await expect.poll(() => r.stats().running, { timeout: 15_000 }).toBe(1);
     expect(failures).toEqual([]);
-  });
+  }, 60_000); // Completion, not speed: it loads jsdom in three or four workers one after another.
 
   it("keeps its worker loaded while idle: the render after a quiet spell starts no worker and loads nothing", async () => {
     const { r, failures } = renderer();
