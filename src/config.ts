@@ -34,6 +34,12 @@ export interface WidgetOptions {
   visitorRatePerMinute?: number;
   /** Lifetime of a visitor's conversation token, in seconds. Default 43 200 (12 hours). */
   tokenTtlSeconds?: number;
+  /** Widget messages one visitor (client IP) may send a chatbot per UTC day; 0 for no limit (env `CHATSVC_WIDGET_VISITOR_DAILY`). Default 50. */
+  visitorMessagesPerDay?: number;
+  /** Widget messages a chatbot answers per UTC hour, all visitors together; 0 for no limit (env `CHATSVC_WIDGET_CHATBOT_HOURLY`). Default 200. */
+  chatbotMessagesPerHour?: number;
+  /** Widget messages a chatbot answers per UTC day, all visitors together; 0 for no limit (env `CHATSVC_WIDGET_CHATBOT_DAILY`). Default 1000. */
+  chatbotMessagesPerDay?: number;
 }
 
 /** Limits of the REST API, each in requests per minute, in bursts of up to as many; 0 turns one off. */
@@ -266,6 +272,9 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
       ipRatePerMinute: int("widget.ipRatePerMinute", options.widget?.ipRatePerMinute ?? env.CHATSVC_WIDGET_IP_RATE, 120, 1),
       visitorRatePerMinute: int("widget.visitorRatePerMinute", options.widget?.visitorRatePerMinute ?? env.CHATSVC_WIDGET_VISITOR_RATE, 30, 1),
       tokenTtlSeconds: int("widget.tokenTtlSeconds", options.widget?.tokenTtlSeconds, 43_200, 1),
+      visitorMessagesPerDay: int("widget.visitorMessagesPerDay", options.widget?.visitorMessagesPerDay ?? env.CHATSVC_WIDGET_VISITOR_DAILY, 50, 0),
+      chatbotMessagesPerHour: int("widget.chatbotMessagesPerHour", options.widget?.chatbotMessagesPerHour ?? env.CHATSVC_WIDGET_CHATBOT_HOURLY, 200, 0),
+      chatbotMessagesPerDay: int("widget.chatbotMessagesPerDay", options.widget?.chatbotMessagesPerDay ?? env.CHATSVC_WIDGET_CHATBOT_DAILY, 1000, 0),
     },
     rateLimit: rateLimitsOf(options.rateLimit, env, int, bool),
     logLevel: logLevelOf(options.logLevel ?? env.CHATSVC_LOG_LEVEL, fail),

@@ -6,7 +6,7 @@
 /** Field name -> human-readable messages, as sent in a 422 envelope's `errors`. */
 export type FieldErrors = Record<string, string[]>;
 
-export type EventName = "lead_captured" | "conversation_started" | "conversation_ended" | "message_received";
+export type EventName = "lead_captured" | "conversation_started" | "conversation_ended" | "message_received" | "budget_exhausted";
 
 /** `GET /auth/test` data: the account the key belongs to. */
 export interface AccountInfo {
@@ -295,3 +295,14 @@ export interface ListedWebhook {
   last_failure: { at: string; status: number | null; error: string } | null;
   created_at: string;
 }
+
+export type BudgetName = "visitor_per_day" | "chatbot_per_hour" | "chatbot_per_day";
+
+/** A chatbot's widget budgets: the limits in force (0: no limit) and the chatbot's own settings (null: the default). */
+export interface WidgetBudget {
+  limits: Record<BudgetName, number>;
+  overrides: Record<BudgetName, number | null>;
+}
+
+/** A limit per budget (0 for none), null for the configured default; absent ones stay. */
+export type WidgetBudgetInput = Partial<Record<BudgetName, number | null>>;

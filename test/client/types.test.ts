@@ -14,6 +14,7 @@ import type { PageLinks, PageMeta, PageQuery } from "../../src/core/pagination.j
 import type { AccountInfo } from "../../src/core/schemas/account.js";
 import type { ListedWebhook, RegisteredWebhookData } from "../../src/core/schemas/webhooks.js";
 import type { RegisterWebhookInput } from "../../src/webhooks/registry.js";
+import type { BudgetName, WidgetBudget, WidgetBudgetInput } from "../../src/core/widget-budgets.js";
 
 it("the client's own copies of the API's shapes equal the server's (checked by tsc)", () => {
   expectTypeOf<Client.FieldErrors>().toEqualTypeOf<FieldErrors>();
@@ -49,6 +50,9 @@ it("the client's own copies of the API's shapes equal the server's (checked by t
   expectTypeOf<Client.RegisterWebhookInput>().toEqualTypeOf<RegisterWebhookInput>();
   expectTypeOf<Client.RegisteredWebhookData>().toEqualTypeOf<RegisteredWebhookData>();
   expectTypeOf<Client.ListedWebhook>().toEqualTypeOf<ListedWebhook>();
+  expectTypeOf<Client.BudgetName>().toEqualTypeOf<BudgetName>();
+  expectTypeOf<Client.WidgetBudget>().toEqualTypeOf<WidgetBudget>();
+  expectTypeOf<Client.WidgetBudgetInput>().toEqualTypeOf<WidgetBudgetInput>();
 });
 
 it("src/client imports nothing from the server side: only its own files, the shared SSE parser and ofetch", () => {

@@ -75,13 +75,13 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("describes X-Request-Id and the rate-limit headers on every answer, Retry-After on 429s, and 415 wherever a body is taken", () => {
+  it("describes X-Request-Id and the rate-limit headers on every answer, Retry-After on 429s and 409s, and 415 wherever a body is taken", () => {
     expect(Object.keys(document.components.headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id"]);
     for (const { key, op } of operationsOf(document)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         expect(response.headers["X-Request-Id"], `${key} ${status}`).toEqual({ $ref: "#/components/headers/X-Request-Id" });
         expect(response.headers["X-RateLimit-Remaining"], `${key} ${status}`).toBeDefined();
-        expect(response.headers["Retry-After"] !== undefined, `${key} ${status}`).toBe(status === "429");
+        expect(response.headers["Retry-After"] !== undefined, `${key} ${status}`).toBe(status === "429" || status === "409");
       }
       expect(op.responses["415"] !== undefined, key).toBe(op.requestBody !== undefined);
     }

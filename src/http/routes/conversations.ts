@@ -69,6 +69,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations",
     operationId: "startConversation",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Start a conversation",
     description: "Keep `conversation_id` for the later calls. One conversation per visitor session can carry many messages. Fires `conversation_started`.",
@@ -84,6 +85,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages",
     operationId: "sendMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Send a visitor message and receive the AI reply",
     description:
@@ -94,9 +96,9 @@ export const conversationRoutes: RouteDefinition[] = [
     body: sendSchema,
     response: { data: replySchema, meta: creditMetaSchema },
     errors: SEND_ERRORS,
-    handler: async ({ event, service, principal, params, body }) => {
+    handler: async ({ event, service, principal, params, body, idempotentReply }) => {
       const pending = service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
-      if (wantsEventStream(event)) return streamReply(event, pending);
+      if (wantsEventStream(event)) return streamReply(event, idempotentReply(pending));
       const { data, meta } = await pending.answer({ signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
@@ -105,6 +107,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/stream",
     operationId: "streamMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Send a visitor message and receive the AI reply as Server-Sent Events",
     description:
@@ -115,8 +118,8 @@ export const conversationRoutes: RouteDefinition[] = [
     stream: true,
     response: { data: replySchema, meta: creditMetaSchema, description: "The event stream; its `done` event carries the envelope described by `sendMessage`" },
     errors: SEND_ERRORS,
-    handler: async ({ event, service, principal, params, body }) =>
-      streamReply(event, service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never)),
+    handler: async ({ event, service, principal, params, body, idempotentReply }) =>
+      streamReply(event, idempotentReply(service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never))),
   },
   {
     method: "POST",
@@ -136,6 +139,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/:message_id/regenerate",
     operationId: "regenerateMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Replace the latest assistant reply with a new answer",
     description: "The old reply is left out of history from then on. Charged like a message.",
@@ -203,6 +207,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/conversations/:id/messages",
     operationId: "addConversationMessage",
+    idempotent: true,
     tags: ["Conversations"],
     summary: "Add a message to a conversation (no AI call)",
     description:
