@@ -2,7 +2,7 @@ import type { H3Event } from "h3";
 import type { RateLimitOptions } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
-import { createRateLimiter, type RateDecision, type RateLimiter } from "../widget/rate-limit.js";
+import { createRateLimiter, type RateDecision, type RateLimiter } from "../net/token-buckets.js";
 import { presentedKeyPrefix } from "./auth.js";
 
 /** The API's limits: per client IP, per API key, and failed authentications per IP and per key prefix. */

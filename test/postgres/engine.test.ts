@@ -210,6 +210,19 @@ describe("PostgreSQL shared by several instances", () => {
     expect(await b!.rateLimits.take("ip:192.0.2.2", bucket)).toMatchObject({ ok: true, remaining: 2 });
   });
 
+  it("counts widget budgets and claims idempotency keys once across instances", async () => {
+    const [a, b, c] = await instances(3);
+    const { org, bot } = await tenant(a!);
+    const counters = [{ budget: "chatbot_per_hour" as const, subject: "", period: "2026-01-01T10:00:00.000Z", limit: 5 }];
+    const reservations = await Promise.all(Array.from({ length: 12 }, (_, i) => [a, b, c][i % 3]!.widgetBudgets.reserve(bot.id, counters, now())));
+    expect(reservations.filter((r) => r.ok)).toHaveLength(5);
+    expect(reservations.filter((r) => !r.ok && r.first)).toHaveLength(1);
+
+    const at = { now: now(), expiredBefore: "2000-01-01T00:00:00.000Z", staleBefore: "2000-01-01T00:00:00.000Z" };
+    const claims = await Promise.all(Array.from({ length: 9 }, (_, i) => [a, b, c][i % 3]!.idempotency.claim(org.id, "key-1", "fp", at)));
+    expect(claims.filter((r) => r.claimed)).toHaveLength(1);
+  });
+
   it("answers full-text search for any visitor text without an error", async () => {
     const [a] = await instances(1);
     const { bot } = await tenant(a!);

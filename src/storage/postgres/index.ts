@@ -16,6 +16,8 @@ import { createPgRateLimitStore } from "./rate-limits.js";
 import { createPgSettingStore } from "./settings.js";
 import { createPgUserStore } from "./users.js";
 import { createPgWebhookStore } from "./webhooks.js";
+import { createPgIdempotencyStore } from "./idempotency.js";
+import { createPgWidgetBudgetStore } from "./widget-budgets.js";
 
 export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
 
@@ -75,6 +77,8 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     webhooks: createPgWebhookStore(pool),
     outbox: createPgOutboxStore(pool, encodeEvent, queued),
     settings: createPgSettingStore(pool),
+    widgetBudgets: createPgWidgetBudgetStore(pool),
+    idempotency: createPgIdempotencyStore(pool),
     changes,
     async probeWrite() {
       await run(pool, probe, [new Date().toISOString()]);

@@ -1,10 +1,10 @@
 import type { H3Event } from "h3";
-import type { Chatbot } from "../core/chatbots.js";
-import { ChatsvcError } from "../core/errors.js";
-import { clientIp } from "../http/client-ip.js";
-import type { ChatService } from "../service.js";
+import type { Chatbot } from "../../core/chatbots.js";
+import { ChatsvcError } from "../../core/errors.js";
+import { clientIp } from "../client-ip.js";
+import type { ChatService } from "../../service.js";
 import { allowOrigin, mayUseWidget, requestOrigin, WIDGET_TOKEN_HEADER, widgetRefused, type RequestOrigin, type SameOriginPolicy } from "./cors.js";
-import { createRateLimiter, type RateDecision } from "./rate-limit.js";
+import { createRateLimiter, type RateDecision } from "../../net/token-buckets.js";
 import type { WidgetTokens } from "./token.js";
 
 /** A widget request that passed the chatbot's origin policy and the per-IP limit. */
