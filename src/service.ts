@@ -12,7 +12,7 @@ import { createKeys, type Keys } from "./core/keys.js";
 import { createLeads, type Leads } from "./core/leads.js";
 import { createMessages } from "./core/messages.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
-import type { ExposedFile, Storage, StorageOptions } from "./core/storage/index.js";
+import type { ExposedFile, RateLimitStore, Storage, StorageOptions } from "./core/storage/index.js";
 import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
@@ -49,6 +49,8 @@ export interface ChatService {
   readonly widgetBudgets: WidgetBudgets;
   /** `Idempotency-Key` records of each organisation (the HTTP API uses them). */
   readonly idempotency: Idempotency;
+  /** Rate-limit buckets every instance on the database shares; undefined when this process keeps its own. */
+  readonly sharedRateLimits: RateLimitStore | undefined;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Promise<Branding>;
   /** True when the database has no organisation yet (first run). */
@@ -149,6 +151,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     webhooks: webhooks.registry,
     widgetBudgets,
     idempotency,
+    sharedRateLimits: storage.rateLimits,
     conversations,
     chat,
     leads,

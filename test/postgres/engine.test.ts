@@ -157,7 +157,7 @@ describe("PostgreSQL shared by several instances", () => {
     const { org, bot } = await tenant(a!);
     await a!.webhooks.register({ organization_id: org.id, url: "http://127.0.0.1:9/hook", events: ["conversation_started"], name: null, default_name: "hook", secret: "whsec_x", now: now() });
     let wakes = 0;
-    b!.outboxSignal.watch(() => wakes++);
+    b!.watchOutbox(() => wakes++);
     await expect.poll(() => wakes, { timeout: 2_000 }).toBe(1); // the wake-up every new listener gets
     await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot.id, `n${i}`)));
     await expect.poll(() => wakes, { timeout: 1_000, interval: 20 }).toBeGreaterThan(1);

@@ -50,6 +50,7 @@ import type { OrgStore } from "./orgs.js";
 import type { SettingStore } from "./settings.js";
 import type { UserStore } from "./users.js";
 import type { IdempotencyStore } from "./idempotency.js";
+import type { RateLimitStore } from "./rate-limits.js";
 import type { KeyStore } from "./keys.js";
 import type { WidgetBudgetStore } from "./widget-budgets.js";
 import type { OutboxEncoder, OutboxStore, WebhookStore } from "./webhooks.js";
@@ -60,6 +61,7 @@ export type * from "./conversations.js";
 export type * from "./credits.js";
 export type * from "./events.js";
 export type * from "./idempotency.js";
+export type * from "./rate-limits.js";
 export type * from "./keys.js";
 export type * from "./knowledge.js";
 export type * from "./leads.js";
@@ -91,6 +93,16 @@ export interface Storage {
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
   readonly settings: SettingStore;
+  /**
+   * Rate-limit buckets in the database, on engines several instances share
+   * (PostgreSQL); absent where one process serves (SQLite keeps them in memory).
+   */
+  readonly rateLimits?: RateLimitStore;
+  /**
+   * Calls `onDue` when another instance queued outbox rows (a wake-up hint; workers
+   * poll anyway). Engines several instances share provide it. Returns a function that stops.
+   */
+  watchOutbox?(onDue: () => void): () => void;
   readonly idempotency: IdempotencyStore;
   readonly widgetBudgets: WidgetBudgetStore;
   readonly changes: ChangeFeed;

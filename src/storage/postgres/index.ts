@@ -25,10 +25,8 @@ export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
 export interface PostgresStorage extends Storage {
   readonly engine: "postgres";
   readonly db: PgDb;
-  /** Rate-limit buckets every instance shares. */
   readonly rateLimits: RateLimitStore;
-  /** Wake-ups when another instance queued webhook deliveries (a hint; workers poll anyway). */
-  readonly outboxSignal: Pick<OutboxSignal, "watch">;
+  watchOutbox(onDue: () => void): () => void;
 }
 
 export interface PostgresStorageOptions extends StorageOptions, OpenPostgresOptions {
@@ -64,7 +62,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
   return {
     engine: "postgres",
     db,
-    outboxSignal: signal,
+    watchOutbox: (onDue) => signal.watch(onDue),
     rateLimits,
     orgs: createPgOrgStore(pool),
     users: createPgUserStore(pool),
