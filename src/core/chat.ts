@@ -143,11 +143,12 @@ export function createChat(db: Db, deps: ChatDeps) {
     renderer.warm();
     try {
       const context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
-      if (context.length === 0) {
-        const fallback = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
-        options.onDelta?.(fallback);
-        return { html: await renderer.render(fallback), sources: [], cannotAnswer: true, model: spec, responseMs: elapsed(started) };
-      }
+      const fallback = async () => {
+        const message = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
+        options.onDelta?.(message);
+        return { html: await renderer.render(message), sources: [], cannotAnswer: true, model: spec, responseMs: elapsed(started) };
+      };
+      if (context.length === 0) return await fallback();
       const model = models.get(spec);
       const request: ChatRequest = {
         messages: buildPrompt({
@@ -163,6 +164,7 @@ export function createChat(db: Db, deps: ChatDeps) {
         context,
         signal: call.signal,
       };
+      if (model.declines?.(request)) return await fallback();
       const { text, model: used } = await untilAborted(runModel(model, request, options.onDelta), call.signal);
       if (text.trim() === "") throw new Error("The model answered with empty text");
       const html = await renderer.render(text);
