@@ -1,5 +1,7 @@
 import type { Sqlite } from "../core/db/open.js";
 import type { Embedder } from "./embedders/index.js";
+import { normalize } from "./embedders/types.js";
+import { expandQuery } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
 import { ftsMatch, ftsWords } from "./fts-query.js";
 import { createTermSelector } from "./fts-terms.js";
@@ -13,6 +15,8 @@ import type { VectorIndex } from "./vectors.js";
 const MAX_QUERY_CHARS = 2000;
 /** The usual reciprocal-rank-fusion constant. */
 const RRF_K = 60;
+/** Related words (query expansion) count this much of the words actually asked: in fusion, in the query vector and in word coverage. */
+const EXPANSION_WEIGHT = 0.5;
 
 export interface SearchDeps {
   sqlite: Sqlite;
@@ -34,7 +38,7 @@ export interface HybridSearchOptions {
  */
 export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchDeps) {
   const fullText = createFullTextSearch(sqlite);
-  const selectTerms = createTermSelector(sqlite);
+  const terms = createTermSelector(sqlite);
 
   return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
@@ -42,15 +46,25 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
     if (queryTerms.length === 0 || !store.hasChunks(chatbotId)) return [];
     const model = embedder();
     vectors.assertCompatible(model.spec);
-    const [queryVector] = await model.embed([text]);
+    const expansion = expandQuery(text, terms.known);
+    // Neural embedders place synonyms near each other already; the hash embedder only matches the words it is given.
+    const expandVector = model.spec === "hash" && expansion.words.length > 0;
+    const [asked, expanded] = await model.embed(expandVector ? [text, expansion.words.join(" ")] : [text]);
+    const queryVector = expanded ? combine(asked!, expanded, EXPANSION_WEIGHT) : asked!;
     const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const match = ftsMatch(selectTerms(ftsWords(text)));
-    if (match) {
-      fullText(match, chatbotId, pool).forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
-    }
-    vectors.nearest(chatbotId, queryVector!, pool).forEach((hit, rank) => {
+    const addText = (match: string, weight: number) => {
+      if (!match) return;
+      fullText(match, chatbotId, pool).forEach((id, rank) => {
+        const entry = candidates.get(id) ?? { fused: 0 };
+        entry.fused += weight / (RRF_K + rank + 1);
+        candidates.set(id, entry);
+      });
+    };
+    addText(ftsMatch(terms.select(ftsWords(text))), 1);
+    if (expansion.words.length > 0) addText(ftsMatch(terms.select(expansion.words)), EXPANSION_WEIGHT);
+    vectors.nearest(chatbotId, queryVector, pool).forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
       entry.fused += 1 / (RRF_K + rank + 1);
       entry.similarity = 1 - hit.distance;
@@ -58,7 +72,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
     });
 
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
-    const textOnlySimilarity = vectors.similarities(textOnly, queryVector!);
+    const textOnlySimilarity = vectors.similarities(textOnly, queryVector);
     const rows = store.chunks([...candidates.keys()]);
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
@@ -71,7 +85,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
         name: row.name,
         type: row.type,
         url: row.url,
-        score: relevance(similarity, coverage(queryTerms, embeddingText(row)), model.spec),
+        score: relevance(similarity, coverage(queryTerms, embeddingText(row), expansion.related), model.spec),
         fused: entry.fused,
       };
     });
@@ -88,9 +102,12 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
  * contains. Everyday words weigh half, and when the query has specific words
  * but the chunk matches none of them, its everyday-word matches count half
  * again: "the best way to learn the guitar" is not about a page saying "the best way".
+ * A word found only through a related word (query expansion) counts half,
+ * and does not count as a specific word found.
  */
-export function coverage(queryTerms: string[], chunkText: string): number {
-  const have = containsTerms(chunkText, queryTerms);
+export function coverage(queryTerms: string[], chunkText: string, related: ReadonlyMap<string, ReadonlySet<string>> = new Map()): number {
+  const relatedTerms = [...related.values()].flatMap((set) => [...set]);
+  const have = containsTerms(chunkText, relatedTerms.length === 0 ? queryTerms : [...queryTerms, ...relatedTerms]);
   let found = 0;
   let total = 0;
   let specific = 0;
@@ -99,9 +116,11 @@ export function coverage(queryTerms: string[], chunkText: string): number {
     const w = termWeight(t);
     total += w;
     if (w === 1) specific++;
-    if (!have.has(t)) continue;
-    found += w;
-    if (w === 1) specificFound++;
+    const credit = have.has(t) ? 1 : [...(related.get(t) ?? [])].some((r) => have.has(r)) ? EXPANSION_WEIGHT : 0;
+    if (credit === 0) continue;
+    found += w * credit;
+    // Only an asked word shows the chunk is on topic: "speed of light" is not about shipping "rates".
+    if (w === 1 && credit === 1) specificFound++;
   }
   if (specific > 0 && specificFound === 0) found /= 2;
   return total === 0 ? 0 : found / total;
@@ -125,4 +144,11 @@ export function relevance(similarity: number, wordCoverage: number, embedderSpec
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000;
+}
+
+/** `a + weight * b`, L2-normalised: the asked words' vector nudged towards their related words. */
+function combine(a: Float32Array, b: Float32Array, weight: number): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! + weight * b[i]!;
+  return normalize(out);
 }

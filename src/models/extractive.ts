@@ -1,3 +1,4 @@
+import { expandQuery } from "../knowledge/expansion.js";
 import { contentTerms, termWeight } from "../knowledge/text/tokens.js";
 import type { RetrievedChunk } from "../knowledge/types.js";
 import { markdownBlocks, type Block } from "./extractive-blocks.js";
@@ -58,6 +59,7 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   if (keys.length === 0) return null;
   const total = keys.reduce((n, t) => n + termWeight(t), 0);
   const specific = keys.filter((t) => termWeight(t) === 1);
+  const related = expandQuery(question).related;
 
   const candidates: Candidate[] = [];
   context.forEach((chunk, rank) => {
@@ -65,14 +67,16 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
     const heading = new Set(contentTerms(chunk.heading));
     blocks.forEach((block, index) => {
       const own = new Set(contentTerms(block.parts.join(" ")));
+      // A key term is covered by itself or by a related word (query expansion).
+      const share = (t: string, words: Set<string>) => (words.has(t) || [...(related.get(t) ?? [])].some((r) => words.has(r)) ? 1 : 0);
       let covered = 0;
       let inBlock = 0;
       for (const t of keys) {
         const w = termWeight(t);
-        if (own.has(t)) inBlock += w;
-        if (own.has(t) || heading.has(t)) covered += w;
+        inBlock += w * share(t, own);
+        covered += w * Math.max(share(t, own), share(t, heading));
       }
-      const specificInBlock = specific.length === 0 || specific.some((t) => own.has(t));
+      const specificInBlock = specific.length === 0 || specific.some((t) => share(t, own) > 0);
       // More than half the question, part of it in the sentence itself: "Can I pay with bitcoin?" is not answered by a pricing sentence.
       if (covered / total <= 0.5 || inBlock === 0 || !specificInBlock) return;
       candidates.push({ chunk, blocks, index, score: covered / total + (0.5 * inBlock) / total + 0.2 / (rank + 1) });
