@@ -8,6 +8,10 @@ import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 const MAX_SENTENCES = 4;
 /** Passages (a quoted sentence and what it introduces) from different places. */
 const MAX_PASSAGES = 2;
+/** Share of the question's weighted content words a sentence and its heading must cover, part of it in the sentence itself. */
+const MIN_COVERAGE = 0.4;
+/** The same when the question has a word unknown to the documents and the thesaurus: "Can I pay with bitcoin?" is not answered by a pricing sentence. */
+const MIN_COVERAGE_UNKNOWN = 0.51;
 /** A second passage must score at least this share of the best one. */
 const SECOND_PASSAGE_SHARE = 0.8;
 
@@ -22,9 +26,10 @@ interface Candidate {
  * The offline default: quotes the passage of the retrieved chunks that answers
  * the question (the answering sentence first, then what it introduces: a code
  * block or list after a colon, the rest of its paragraph), as Markdown, and
- * names its sources. A sentence counts only when it and its heading cover most
- * of the question's weighted content words; when none does, the model declines
- * and the chatbot answers with its fallback message. No model server needed.
+ * names its sources. A sentence counts only when it and its heading cover
+ * enough of the question's weighted content words (or their related words from
+ * the thesaurus); when none does, the model declines and the chatbot answers
+ * with its fallback message. No model server needed.
  */
 export function createExtractiveModel(): ChatModel {
   const answers = new WeakMap<ChatRequest, string | null>();
@@ -61,6 +66,10 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   const specific = keys.filter((t) => termWeight(t) === 1);
   const related = expandQuery(question).related;
 
+  // A specific word that neither the documents nor the thesaurus know ("bitcoin") is asked about something the documents do not cover.
+  const mentioned = new Set(context.flatMap((c) => contentTerms(`${c.heading} ${c.content}`)));
+  const unknown = specific.some((t) => !mentioned.has(t) && !related.has(t));
+  const minCoverage = unknown ? MIN_COVERAGE_UNKNOWN : MIN_COVERAGE;
   const candidates: Candidate[] = [];
   context.forEach((chunk, rank) => {
     const blocks = markdownBlocks(chunk.content);
@@ -77,8 +86,7 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
         covered += w * Math.max(share(t, own), share(t, heading));
       }
       const specificInBlock = specific.length === 0 || specific.some((t) => share(t, own) > 0);
-      // More than half the question, part of it in the sentence itself: "Can I pay with bitcoin?" is not answered by a pricing sentence.
-      if (covered / total <= 0.5 || inBlock === 0 || !specificInBlock) return;
+      if (covered / total < minCoverage || inBlock === 0 || !specificInBlock) return;
       candidates.push({ chunk, blocks, index, score: covered / total + (0.5 * inBlock) / total + 0.2 / (rank + 1) });
     });
   });
