@@ -15,6 +15,8 @@ import type { VectorIndex } from "./vectors.js";
 const MAX_QUERY_CHARS = 2000;
 /** The usual reciprocal-rank-fusion constant. */
 const RRF_K = 60;
+/** Relevance added for a heading path that covers the whole question: the heading names what its section answers. */
+const HEADING_BONUS = 0.1;
 /** Related words (query expansion) count this much of the words actually asked: in fusion, in the query vector and in word coverage. */
 const EXPANSION_WEIGHT = 0.5;
 
@@ -85,7 +87,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
         name: row.name,
         type: row.type,
         url: row.url,
-        score: relevance(similarity, coverage(queryTerms, embeddingText(row), expansion.related), model.spec),
+        score: round(Math.min(1, relevance(similarity, coverage(queryTerms, embeddingText(row), expansion.related), model.spec) + HEADING_BONUS * coverage(queryTerms, row.heading, expansion.related))),
         fused: entry.fused,
       };
     });
