@@ -17,7 +17,7 @@ const MAX_QUERY_CHARS = 2000;
 const RRF_K = 60;
 /** Relevance added for a heading path that covers the whole question: the heading names what its section answers. */
 const HEADING_BONUS = 0.1;
-/** Related words (query expansion) count this much of the words actually asked: in fusion, in the query vector and in word coverage. */
+/** Related words (query expansion) count this much of the words actually asked: in the query vector and in word coverage. */
 const EXPANSION_WEIGHT = 0.5;
 
 export interface SearchDeps {
@@ -56,16 +56,10 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
     const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const addText = (match: string, weight: number) => {
-      if (!match) return;
-      fullText(match, chatbotId, pool).forEach((id, rank) => {
-        const entry = candidates.get(id) ?? { fused: 0 };
-        entry.fused += weight / (RRF_K + rank + 1);
-        candidates.set(id, entry);
-      });
-    };
-    addText(ftsMatch(terms.select(ftsWords(text))), 1);
-    if (expansion.words.length > 0) addText(ftsMatch(terms.select(expansion.words)), EXPANSION_WEIGHT);
+    const match = ftsMatch(terms.select(ftsWords(text)));
+    if (match) {
+      fullText(match, chatbotId, pool).forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
+    }
     vectors.nearest(chatbotId, queryVector, pool).forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
       entry.fused += 1 / (RRF_K + rank + 1);
@@ -75,6 +69,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
 
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
     const textOnlySimilarity = vectors.similarities(textOnly, queryVector);
+    const cover = coverageOf(queryTerms, expansion.related);
     const rows = store.chunks([...candidates.keys()]);
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
@@ -87,7 +82,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
         name: row.name,
         type: row.type,
         url: row.url,
-        score: round(Math.min(1, relevance(similarity, coverage(queryTerms, embeddingText(row), expansion.related), model.spec) + HEADING_BONUS * coverage(queryTerms, row.heading, expansion.related))),
+        score: round(Math.min(1, relevance(similarity, cover(embeddingText(row)), model.spec) + HEADING_BONUS * cover(row.heading))),
         fused: entry.fused,
       };
     });
@@ -105,27 +100,32 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
  * but the chunk matches none of them, its everyday-word matches count half
  * again: "the best way to learn the guitar" is not about a page saying "the best way".
  * A word found only through a related word (query expansion) counts half,
- * and does not count as a specific word found.
+ * and does not count as a specific word found. Returns the scorer of chunk
+ * texts for one query, whose side is worked out once.
  */
-export function coverage(queryTerms: string[], chunkText: string, related: ReadonlyMap<string, ReadonlySet<string>> = new Map()): number {
-  const relatedTerms = [...related.values()].flatMap((set) => [...set]);
-  const have = containsTerms(chunkText, relatedTerms.length === 0 ? queryTerms : [...queryTerms, ...relatedTerms]);
-  let found = 0;
-  let total = 0;
-  let specific = 0;
-  let specificFound = 0;
-  for (const t of queryTerms) {
-    const w = termWeight(t);
-    total += w;
-    if (w === 1) specific++;
-    const credit = have.has(t) ? 1 : [...(related.get(t) ?? [])].some((r) => have.has(r)) ? EXPANSION_WEIGHT : 0;
-    if (credit === 0) continue;
-    found += w * credit;
-    // Only an asked word shows the chunk is on topic: "speed of light" is not about shipping "rates".
-    if (w === 1 && credit === 1) specificFound++;
-  }
-  if (specific > 0 && specificFound === 0) found /= 2;
-  return total === 0 ? 0 : found / total;
+export function coverageOf(queryTerms: string[], related: ReadonlyMap<string, ReadonlySet<string>>): (chunkText: string) => number {
+  const wanted = [...new Set([...queryTerms, ...[...related.values()].flatMap((set) => [...set])])];
+  const relatedOf = queryTerms.map((t) => [...(related.get(t) ?? [])]);
+  const weights = queryTerms.map(termWeight);
+  return (chunkText) => {
+    const have = containsTerms(chunkText, wanted);
+    let found = 0;
+    let total = 0;
+    let specific = 0;
+    let specificFound = 0;
+    queryTerms.forEach((t, i) => {
+      const w = weights[i]!;
+      total += w;
+      if (w === 1) specific++;
+      const credit = have.has(t) ? 1 : relatedOf[i]!.some((r) => have.has(r)) ? EXPANSION_WEIGHT : 0;
+      if (credit === 0) return;
+      found += w * credit;
+      // Only an asked word shows the chunk is on topic: "speed of light" is not about shipping "rates".
+      if (w === 1 && credit === 1) specificFound++;
+    });
+    if (specific > 0 && specificFound === 0) found /= 2;
+    return total === 0 ? 0 : found / total;
+  };
 }
 
 /**
