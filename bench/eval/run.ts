@@ -185,11 +185,14 @@ function checkThresholds(o: KbFigures): string[] {
     "holdout.hit3": o.sets.holdout.hit3,
     "dev.hit1": o.sets.dev.hit1,
     "holdout.hit1": o.sets.holdout.hit1,
+    "offTopic.refusedByRetrieval": o.offTopic.refusedByRetrieval,
     "offTopic.refusedByAnswer": o.offTopic.refusedByAnswer,
     "refusal.precision": o.refusal.precision,
   };
+  const unknown = Object.keys(thresholds).filter((key) => !(key in figures));
+  if (unknown.length > 0) throw new Error(`thresholds.json names unknown figures: ${unknown.join(", ")}`);
   return Object.entries(thresholds)
-    .filter(([key, min]) => key in figures && figures[key]! < min)
+    .filter(([key, min]) => figures[key]! < min)
     .map(([key, min]) => `${key} ${figures[key]} < ${min}`);
 }
 

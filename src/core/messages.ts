@@ -13,6 +13,8 @@ export interface Source {
   score: number;
   /** Set for web pages; a clickable link when `type` is `url`. */
   url?: string;
+  /** A file's title (its first heading), when it has one other than its name. */
+  title?: string;
 }
 
 /** A message as history shows it. */
@@ -58,7 +60,7 @@ export function toSources(chunks: RetrievedChunk[]): Source[] {
     const score = Math.round(c.score * 10_000) / 10_000;
     const seen = byDocument.get(c.document_id);
     if (seen) seen.score = Math.max(seen.score, score);
-    else byDocument.set(c.document_id, { name: c.name, type: c.type, score, ...(c.url ? { url: c.url } : {}) });
+    else byDocument.set(c.document_id, { name: c.name, type: c.type, score, ...(c.url ? { url: c.url } : {}), ...(c.title ? { title: c.title } : {}) });
   }
   return [...byDocument.values()];
 }

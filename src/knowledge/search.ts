@@ -80,6 +80,7 @@ export function createHybridSearch({ sqlite, store, vectors, embedder }: SearchD
         content: row.content,
         heading: row.heading,
         name: row.name,
+        ...titleOf(row),
         type: row.type,
         url: row.url,
         score: round(Math.min(1, relevance(similarity, cover(embeddingText(row)), model.spec) + HEADING_BONUS * cover(row.heading))),
@@ -153,4 +154,9 @@ function combine(a: Float32Array, b: Float32Array, weight: number): Float32Array
   const out = new Float32Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = a[i]! + weight * b[i]!;
   return normalize(out);
+}
+
+function titleOf(row: { heading: string; name: string; type: string }): { title?: string } {
+  const title = row.heading.split(" > ")[0]!.trim();
+  return row.type === "file" && title && title !== row.name ? { title } : {};
 }

@@ -158,8 +158,7 @@ function render(blocks: Block[]): string {
 }
 
 /** A web page links to its address; a file shows its title (its first heading) beside its file name. */
-export function citation(chunk: Pick<RetrievedChunk, "name" | "url" | "heading">): string {
+export function citation(chunk: Pick<RetrievedChunk, "name" | "url" | "title">): string {
   if (chunk.url) return `[${chunk.name.replace(/[[\]]/g, "")}](${chunk.url.replace(/[()\s]/g, encodeURIComponent)})`;
-  const title = chunk.heading.split(" > ")[0]?.trim();
-  return title && title !== chunk.name ? `${title} (${chunk.name})` : chunk.name;
+  return chunk.title ? `${chunk.title} (${chunk.name})` : chunk.name;
 }

@@ -50,16 +50,18 @@ describe("extractive answers on the bundled docs", () => {
   it("names a file source by its title beside its file name", async () => {
     const reply = await ask("What does status 429 mean?");
     expect(reply.reply).toContain("Using the REST API (api.md)");
+    expect(reply.sources[0]).toMatchObject({ name: "api.md", type: "file", title: "Using the REST API" });
   });
 });
 
 describe("extractive passages", () => {
-  const chunk = (content: string, extra: Partial<{ heading: string; name: string; url: string | null }> = {}) => ({
+  const chunk = (content: string, extra: Partial<{ heading: string; name: string; type: string; url: string | null; title: string }> = {}) => ({
     chunk_id: 1,
     document_id: 1,
     content,
     heading: "Loans",
     name: "loans.md",
+    title: "Loans",
     type: "file",
     url: null,
     score: 0.8,
@@ -72,7 +74,7 @@ describe("extractive passages", () => {
   });
 
   it("links a web page source to its address", () => {
-    const answer = compose("How long are loan periods?", [chunk("Loan periods are 21 days.", { name: "Loans | Library", url: "https://library.example/loans" })]);
+    const answer = compose("How long are loan periods?", [chunk("Loan periods are 21 days.", { name: "Loans | Library", type: "url", url: "https://library.example/loans" })]);
     expect(answer).toContain("[Loans | Library](https://library.example/loans)");
   });
 
