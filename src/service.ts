@@ -15,6 +15,10 @@ import { createHealthCheck, type Health } from "./core/health.js";
 import { createKeys, type Keys } from "./core/keys.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
 import { createUsers, type Users } from "./core/users.js";
+import { createWidgetBudgetStore } from "./core/db/widget-budget-store.js";
+import { createIdempotencyStore } from "./core/db/idempotency-store.js";
+import { createIdempotency, type Idempotency } from "./core/idempotency.js";
+import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
@@ -42,6 +46,10 @@ export interface ChatService {
   readonly credits: Credits;
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
+  /** Each chatbot's widget message budgets: settings and counting. */
+  readonly widgetBudgets: WidgetBudgets;
+  /** `Idempotency-Key` records of each organisation (the HTTP API uses them). */
+  readonly idempotency: Idempotency;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Branding;
   /** True when the database has no organisation yet (first run). */
@@ -109,8 +117,11 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
   const conversations = createConversations(db, { chatbots, messages, events });
   const credits = createCredits(db);
   const leads = createLeads(db, { chatbots, conversations, messages, events });
-  const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
+  const renderer = createRenderer({ inThread: !config.renderWorker });
   const chat = createChat(db, { config, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const widgetBudgets = createWidgetBudgets(db, createWidgetBudgetStore(db), { config, events });
+  // A running request holds its key as long as a send can take, and a minute more.
+  const idempotency = createIdempotency(createIdempotencyStore(db), { leaseMs: config.modelTimeoutMs + 60_000 });
   const health = createHealthCheck(createWriteProbe(sqlite));
 
   let closed = false;
@@ -122,6 +133,8 @@ export function createChatService(options: ChatServiceOptions = {}): ChatService
     chatbots,
     knowledge,
     webhooks: webhooks.registry,
+    widgetBudgets,
+    idempotency,
     conversations,
     chat,
     leads,

@@ -36,7 +36,7 @@ const TAGS = [
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
   { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
-  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received" },
+  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },
 ];
@@ -89,7 +89,7 @@ function operation(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "in
     ...(route.description && { description: route.description }),
   };
   if (route.auth === false) op.security = [];
-  const parameters = [...pathParameters(route, toSchema), ...queryParameters(route, toSchema)];
+  const parameters = [...pathParameters(route, toSchema), ...queryParameters(route, toSchema), ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : [])];
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
     op.requestBody = { required: !route.optionalBody, content: { "application/json": { schema: toSchema(route.body, "input") } } };
@@ -97,6 +97,16 @@ function operation(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "in
   op.responses = { ...successResponses(route, toSchema), ...errorResponses(route, toSchema) };
   return op;
 }
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes a retry safe: the first request with a key runs, and its successful answer is kept 24 hours for your organisation; a retry with the same key, path and body gets that status and body back with `Idempotency-Replayed: true` (a streamed send's replay is its JSON envelope). " +
+    "A failed request frees its key, so a retry runs again. Any unique string, e.g. a UUID.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
 
 function pathParameters(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "input") => JsonSchema) {
   return [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => {
@@ -140,6 +150,12 @@ function errorResponses(route: RouteDefinition, toSchema: (schema: z.ZodType, io
   for (const [status, cause] of Object.entries(route.errors ?? {})) {
     const code = Number(status);
     causes[code] = causes[code] ? `${causes[code]}; or: ${cause}` : cause!;
+  }
+  if (route.idempotent) {
+    const reuse = "The `Idempotency-Key` was used with a different request (method, path or body)";
+    causes[400] = causes[400] ? `${causes[400]}; or: a malformed \`Idempotency-Key\`` : "A malformed `Idempotency-Key`";
+    causes[409] = "A request with this `Idempotency-Key` is still being processed: retry after `Retry-After` seconds";
+    causes[422] = causes[422] ? `${causes[422]}; or: ${reuse}` : reuse;
   }
   causes[429] = causes[429] ? `${causes[429]}; or: too many requests (rate limit), retry after \`Retry-After\` seconds` : "Too many requests (rate limit): retry after `Retry-After` seconds";
   causes[500] = "An unexpected failure (nothing was stored): retry once";

@@ -27,10 +27,19 @@ export interface IngestFailure {
   error: string;
 }
 
+/** An input left out on purpose, not an error: a folder's file of a type the loaders do not read, an empty file. */
+export interface IngestSkip {
+  input: string;
+  reason: string;
+}
+
 export interface IngestReport {
   added: number;
   updated: number;
+  /** Documents already stored: unchanged, or the same content under another source. */
   skipped: number;
+  /** Inputs left out, each with the reason; they do not make the run fail. */
+  skipped_inputs: IngestSkip[];
   failed: IngestFailure[];
   /** Chunks written by this run. */
   chunks: number;

@@ -1,13 +1,16 @@
 import { H3, getRouterParam, type H3Event } from "h3";
-import { MAX_MESSAGE_CHARS } from "../core/chat.js";
+import { MAX_MESSAGE_CHARS, type PendingReply } from "../core/chat.js";
 import type { Chatbot } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
 import { reportUnexpected } from "../http/app.js";
 import { readJsonBody } from "../http/body.js";
+import { clientIp } from "../http/client-ip.js";
+import { createLogger, type LogSink } from "../http/logger.js";
 import { ok } from "../http/envelope.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "../http/errors.js";
 import { looseId, visitorContext } from "../http/routes/conversations.js";
 import { streamReply, wantsEventStream } from "../http/sse.js";
+import type { BudgetReservation } from "../core/widget-budgets.js";
 import type { ChatService } from "../service.js";
 import { publicOrigin } from "../http/own-origins.js";
 import { allowPreflight, sameOriginPolicy } from "./cors.js";
@@ -31,6 +34,8 @@ export interface WidgetAppOptions {
   ownOrigins?: readonly string[];
   /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
   onUnexpectedError?: HttpErrorReporter;
+  /** Where log lines go (the first refusal of a widget budget in each period; level from the service's `logLevel`). Default: stderr. */
+  logSink?: LogSink;
 }
 
 /** `GET /widget/{slug}/config` data: what the widget needs to draw itself, nothing an owner keeps private. */
@@ -51,8 +56,8 @@ type Handler = (event: H3Event, admitted: Admitted) => unknown;
  * The public widget surface as an h3 v2 app: `GET /widget.js` and the JSON/SSE
  * endpoints under `/widget/{slug}/...` the script calls. No API key: each
  * chatbot's `allowed_origins` decide which websites may use it, a signed
- * token scopes a visitor to their one conversation, and per-IP and
- * per-visitor limits answer 429. The handlers call the same service methods
+ * token scopes a visitor to their one conversation, per-IP and
+ * per-visitor limits answer 429, and so do the chatbot's widget budgets. The handlers call the same service methods
  * as the API, so conversations count credits and fire webhooks alike
  * (with `source: "widget"`). Mount it at the root, or under a prefix.
  *
@@ -68,8 +73,10 @@ export function createWidgetApp(
     sameOriginSlugs = [],
     ownOrigins = service.config.publicUrl ? [publicOrigin(service.config.publicUrl)] : [],
     onUnexpectedError = reportUnexpected,
+    logSink,
   }: WidgetAppOptions = {},
 ): H3 {
+  const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
   loadWidgetScript();
   const tokens = createWidgetTokens(widgetSecret(service), { ttlSeconds: service.config.widget.tokenTtlSeconds });
   const guard = createWidgetGuard(service, tokens, { sameOrigin: sameOriginPolicy(sameOriginSlugs, ownOrigins) });
@@ -118,7 +125,11 @@ export function createWidgetApp(
   visitorRoute("GET", "/widget/:slug/conversations/:id", (_event, { bot }, id) => ok(service.conversations.history(bot.organization_id, bot.slug, id)));
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
-    const pending = forVisitor(service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
+    const checked = service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
+    const reservation = await service.widgetBudgets.reserve(bot, clientIp(event, service.config), (spent) =>
+      logger.log("warn", "widget budget exhausted", { chatbot: spent.agent.slug, budget: spent.budget, limit: spent.limit, resets_at: spent.resets_at }),
+    );
+    const pending = forVisitor(givingBackUnanswered(checked, reservation));
     if (wantsEventStream(event)) return streamReply(event, pending);
     return ok((await pending.answer({ signal: event.req.signal })).data);
   });
@@ -141,6 +152,21 @@ export function createWidgetApp(
     }),
   );
   return app;
+}
+
+/** A pending reply that gives its budget reservation back when no answer is stored (model failure, abandoned, refused). */
+function givingBackUnanswered(pending: PendingReply, reservation: BudgetReservation): PendingReply {
+  return {
+    conversationId: pending.conversationId,
+    async answer(options) {
+      try {
+        return await pending.answer(options);
+      } catch (error) {
+        await reservation.release();
+        throw error;
+      }
+    },
+  };
 }
 
 function toWidgetConfig(service: ChatService, bot: Chatbot): WidgetConfig {

@@ -31,10 +31,10 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   writer.stderr.on("data", (d: Buffer) => (writerOut += d.toString()));
   const writerExit = new Promise<number | null>((resolve) => writer.on("exit", resolve));
   try {
-    // Start the load once the other writer is running.
-    const deadline = Date.now() + 15_000;
+    // Start the load once the other writer is running. No deadline of its own: starting it (tsx
+    // compiling the service) takes what the machine gives it, and the test's timeout bounds it.
     while (!writerOut.includes("started")) {
-      if (Date.now() > deadline || writer.exitCode !== null) throw new Error(`writer did not start: ${writerOut}`);
+      if (writer.exitCode !== null) throw new Error(`writer did not start: ${writerOut}`);
       await new Promise((r) => setTimeout(r, 20));
     }
 
@@ -97,4 +97,4 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   } finally {
     writer.kill("SIGKILL");
   }
-}, 40_000);
+}, 120_000);

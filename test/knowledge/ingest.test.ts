@@ -64,6 +64,10 @@ describe("ingesting files and folders", () => {
     expect(report.added).toBe(8);
     expect(report.updated + report.skipped).toBe(0);
     expect(report.chunks).toBe(chunkCount());
+    // The folder's file of another type is listed, not silently dropped; a hidden folder stays unlisted.
+    expect(report.skipped_inputs.map((s) => [s.input.replace(h.dir, ""), s.reason])).toEqual([
+      ["/docs/logo.png", expect.stringContaining('unsupported file type ".png"; supported: .md')],
+    ]);
     expect(report.failed.map((f) => [f.input.replace(h.dir, ""), f.error])).toEqual([
       ["/missing.md", "no such file or folder"],
       ["/picture.png", expect.stringContaining('unsupported file type ".png"')],
@@ -93,6 +97,30 @@ describe("ingesting files and folders", () => {
     expect(hit).toMatchObject({ name: "manual.pdf", type: "file", url: null });
     expect(hit!.score).toBeGreaterThan(0);
     expect(hit!.score).toBeLessThanOrEqual(1);
+  });
+
+  it("skips empty files with a note instead of failing, of every type, in a folder or named, and goes on", async () => {
+    const docs = join(h.dir, "mixed");
+    write(join(docs, "empty.md"), "");
+    write(join(docs, "blank.txt"), "\uFEFF \n\t\n");
+    write(join(docs, "empty.json"), "");
+    write(join(docs, "empty.pdf"), "");
+    write(join(docs, "real.md"), "# Real\nThis one has text.\n");
+    const named = write(join(h.dir, "named-empty.html"), "\n");
+
+    const report = await h.service.knowledge.ingest(BOT, [docs, named, { name: "pasted", content: "  " }]);
+
+    expect(report).toMatchObject({ added: 1, failed: [] });
+    const empty = "empty: no text to index";
+    expect(report.skipped_inputs.map((s) => [s.input.replace(h.dir, ""), s.reason])).toEqual([
+      ["/mixed/blank.txt", empty],
+      ["/mixed/empty.json", empty],
+      ["/mixed/empty.md", empty],
+      ["/mixed/empty.pdf", empty],
+      ["/named-empty.html", empty],
+      ["pasted", empty],
+    ]);
+    expect(h.service.knowledge.list(BOT).map((d) => d.name)).toEqual(["real.md"]);
   });
 
   it("skips unchanged documents and duplicates, and replaces a changed one's chunks", async () => {

@@ -34,6 +34,9 @@ describe("real answers match the documented response schemas", () => {
     await call("listChatbots");
     await call("getChatbot", { params: { slug: "demo" } });
     await call("getChatbot", { params: { slug: "nope" } });
+    await call("getWidgetBudget", { params: { slug: "demo" } });
+    await call("setWidgetBudget", { params: { slug: "demo" }, ...json({ chatbot_per_hour: 0 }) });
+    await call("setWidgetBudget", { params: { slug: "demo" }, ...json({ chatbot_per_hour: "many" }) });
 
     const started = await call("startConversation", {
       params: { slug: "demo" },

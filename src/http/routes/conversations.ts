@@ -68,6 +68,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations",
     operationId: "startConversation",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Start a conversation",
     description: "Keep `conversation_id` for the later calls. One conversation per visitor session can carry many messages. Fires `conversation_started`.",
@@ -83,6 +84,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages",
     operationId: "sendMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Send a visitor message and receive the AI reply",
     description:
@@ -99,9 +101,9 @@ export const conversationRoutes: RouteDefinition[] = [
       400: "The conversation has ended",
       429: "The organisation's monthly credits are used up",
     },
-    handler: async ({ event, service, principal, params, body }) => {
+    handler: async ({ event, service, principal, params, body, idempotentReply }) => {
       const pending = service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
-      if (wantsEventStream(event)) return streamReply(event, pending);
+      if (wantsEventStream(event)) return streamReply(event, idempotentReply(pending));
       const { data, meta } = await pending.answer({ signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
@@ -124,6 +126,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/:message_id/regenerate",
     operationId: "regenerateMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Replace the latest assistant reply with a new answer",
     description: "The old reply is left out of history from then on. Charged like a message.",
@@ -191,6 +194,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/conversations/:id/messages",
     operationId: "addConversationMessage",
+    idempotent: true,
     tags: ["Conversations"],
     summary: "Add a message to a conversation (no AI call)",
     description:
