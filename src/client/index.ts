@@ -1,48 +1,39 @@
 import { createFetch, type FetchResponse } from "ofetch";
-import type { CreditMeta, PostMessageInput, ReplyData } from "../core/chat.js";
-import type { ChatbotDetail, ChatbotListItem } from "../core/chatbots.js";
 import type {
+  AccountInfo,
+  CapturedLead,
+  ChatbotDetail,
+  ChatbotListItem,
   ConversationDetail,
   ConversationHistory,
   ConversationListQuery,
   ConversationRecord,
+  CreditMeta,
   EndedConversation,
+  Lead,
+  LeadDetail,
+  LeadInput,
+  LeadUpdateInput,
+  ListedWebhook,
+  Message,
+  PageQuery,
+  PostMessageInput,
+  RegisteredWebhookData,
+  RegisterWebhookInput,
+  ReplyData,
   StartConversationInput,
   StartedConversation,
-} from "../core/conversations.js";
-import { ChatsvcError } from "../core/errors.js";
-import type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
-import type { Message } from "../core/messages.js";
-import type { PageQuery } from "../core/pagination.js";
-import type { AccountInfo } from "../core/schemas/account.js";
-import type { ListedWebhook, RegisteredWebhookData } from "../core/schemas/webhooks.js";
-import type { RegisterWebhookInput } from "../webhooks/registry.js";
+  WidgetBudget,
+  WidgetBudgetInput,
+} from "./api-types.js";
+import { ChatsvcError } from "./error.js";
 import { readServerSentEvents } from "./sse.js";
-import type { WidgetBudget, WidgetBudgetInput } from "../core/widget-budgets.js";
 import type { IdempotentOptions, Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
 
-export { ChatsvcError, type FieldErrors } from "../core/errors.js";
+export type * from "./api-types.js";
+export { ChatsvcError } from "./error.js";
 export type { IdempotentOptions, Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
-export type { BudgetName, WidgetBudget, WidgetBudgetInput } from "../core/widget-budgets.js";
 export { readServerSentEvents, type ServerSentEvent } from "./sse.js";
-export type { AccountInfo, ListedWebhook, RegisteredWebhookData };
-export type { ChatbotDetail, ChatbotListItem, Appearance } from "../core/chatbots.js";
-export type { Branding } from "../core/branding.js";
-export type { CreditMeta, PostMessageInput, RateInput, ReplyData } from "../core/chat.js";
-export type {
-  ConversationDetail,
-  ConversationHistory,
-  ConversationListQuery,
-  ConversationRecord,
-  EndedConversation,
-  StartConversationInput,
-  StartedConversation,
-} from "../core/conversations.js";
-export type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
-export type { Message, Source } from "../core/messages.js";
-export type { PageLinks, PageMeta, PageQuery } from "../core/pagination.js";
-export type { AgentRef, EventAction, EventName } from "../core/events.js";
-export type { RegisterWebhookInput } from "../webhooks/registry.js";
 
 export interface ClientOptions {
   /** The API root, `/api/v1` included, e.g. `http://127.0.0.1:3000/api/v1`. */
@@ -128,7 +119,7 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
   async function* stream(slug: string, conversationId: number, message: string, { signal, idempotencyKey }: IdempotentOptions = {}): AsyncGenerator<ReplyStreamEvent, void, undefined> {
     const res = await withRetry(
       () =>
-        $fetch.raw(chatbotPath(slug, conversationId, "/messages"), {
+        $fetch.raw(chatbotPath(slug, conversationId, "/messages/stream"), {
           method: "POST",
           body: { message },
           headers: { accept: "text/event-stream", ...idempotencyHeader(idempotencyKey) },

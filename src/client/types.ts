@@ -1,5 +1,4 @@
-import type { CreditMeta, ReplyData } from "../core/chat.js";
-import type { PageLinks, PageMeta } from "../core/pagination.js";
+import type { CreditMeta, PageLinks, PageMeta, ReplyData } from "./api-types.js";
 
 /** A successful answer: the envelope with its `data`. */
 export interface Ok<D> {

@@ -65,7 +65,10 @@ export interface RouteDefinition {
   /** The body may be left out entirely. */
   optionalBody?: true;
   response: RouteResponse;
-  /** Also answers Server-Sent Events when the request sends `Accept: text/event-stream`. */
+  /**
+   * Answers Server-Sent Events (`text/event-stream`) only; `response` then describes the envelope of the `done` event.
+   * An operation has one answer type, so a generated client types it without casts.
+   */
   stream?: true;
   /** Creates or charges: takes an `Idempotency-Key` header (see `http/idempotency.ts`). */
   idempotent?: true;
