@@ -128,7 +128,7 @@ describe("full-text candidates", () => {
     await service.bootstrap({ ingestDocs: false });
     const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));
     await service.knowledge.ingest("demo", docs);
-    const select = createTermSelector(sqliteOf(service));
+    const { select } = createTermSelector(sqliteOf(service));
     expect(select(["common", "unicorn", "page"])).toEqual(["unicorn"]);
     // Nothing rarer: the rarest frequent word stays, so the query still matches.
     expect(select(["common"])).toEqual(["common"]);
