@@ -9,6 +9,11 @@ export interface RetrievedChunk {
   heading: string;
   /** Document name (file name or page title). */
   name: string;
+  /**
+   * A file's title: the top of the chunk's heading path (a Markdown document's
+   * first heading), when there is one other than the name; unset for web pages, named by their title.
+   */
+  title?: string;
   /** `file` or `url`. */
   type: string;
   url: string | null;

@@ -136,7 +136,8 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
     chunks: (ids) => (ids.length === 0 ? Promise.resolve([]) : all(pool, chunksByIds, [ids])),
     chunksOfChatbot: (chatbotId) => all(pool, chunksOfBot, [chatbotId]),
     chatbotsWithChunks: async () => (await all<{ chatbot_id: number }>(pool, botsWithChunks)).map((r) => r.chatbot_id),
-    fullText,
+    fullText: (chatbotId, words, limit) => fullText.search(chatbotId, words, limit),
+    knownWords: (words) => fullText.known(words),
 
     async embedder() {
       const row = await one<{ value: string }>(pool, readSetting, [EMBEDDER_SETTING]);
