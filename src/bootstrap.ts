@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import type { ChatService } from "./service.js";
-import type { Chatbot } from "./core/chatbots.js";
-import type { IssuedApiKey } from "./core/keys.js";
+import type { Chatbot, Chatbots } from "./core/chatbots.js";
+import type { IssuedApiKey, Keys } from "./core/keys.js";
 import { packageRoot } from "./core/package-root.js";
-import type { Organization } from "./core/orgs.js";
-import type { User } from "./core/users.js";
+import type { Organization, Orgs } from "./core/orgs.js";
+import type { User, Users } from "./core/users.js";
+import type { Knowledge } from "./knowledge/types.js";
 
 export interface BootstrapOptions {
   organizationName?: string;
@@ -27,12 +27,21 @@ export interface BootstrapResult {
   knowledge: BootstrapKnowledge;
 }
 
+/** The parts of a service first-run setup uses. */
+export interface BootstrapTarget {
+  orgs: Pick<Orgs, "create">;
+  users: Pick<Users, "create">;
+  chatbots: Pick<Chatbots, "create">;
+  keys: Pick<Keys, "create">;
+  knowledge: Pick<Knowledge, "ingest">;
+}
+
 /**
  * First-run setup: an organisation, its owner, a `demo` chatbot and one API key
  * (shown once). Whoever runs it accepts the attribution obligation for that key.
  */
 export async function bootstrap(
-  service: ChatService,
+  service: BootstrapTarget,
   { organizationName = "My organization", email = "owner@example.com", ip = null, ingestDocs = true }: BootstrapOptions = {},
 ): Promise<BootstrapResult> {
   const organization = await service.orgs.create({ name: organizationName });
@@ -55,7 +64,7 @@ export async function bootstrap(
  * issued and shown only once, so a failure here (say, an embedding server that
  * is down) is reported, not thrown.
  */
-async function learnDocs(service: ChatService, slug: string): Promise<BootstrapKnowledge> {
+async function learnDocs(service: BootstrapTarget, slug: string): Promise<BootstrapKnowledge> {
   try {
     const report = await service.knowledge.ingest(slug, [join(packageRoot(), "docs")]);
     const failed = report.failed.map((f) => `${f.input}: ${f.error}`);

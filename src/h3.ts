@@ -1,5 +1,5 @@
 export { createApiApp, apiRoutes, type ApiAppOptions } from "./http/app.js";
-export { createWidgetApp, type WidgetAppOptions, type WidgetConfig } from "./widget/app.js";
+export { createWidgetApp, type WidgetAppOptions, type WidgetConfig } from "./http/widget/app.js";
 export type { Envelope, ErrorEnvelope } from "./http/envelope.js";
 export { buildOpenApiDocument, type OpenApiDocument, type OpenApiOptions } from "./http/openapi.js";
 export { createHealthHandler, HEALTH_PATH } from "./http/health.js";

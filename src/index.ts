@@ -49,6 +49,15 @@ export {
   type AgentRef,
 } from "./core/events.js";
 export {
+  BUDGET_NAMES,
+  type BudgetName,
+  type BudgetExhaustedPayload,
+  type WidgetBudget,
+  type WidgetBudgetInput,
+  type WidgetBudgets,
+} from "./core/widget-budgets.js";
+export type { Idempotency, IdempotentRequest, IdempotentStart, StoredAnswer } from "./core/idempotency.js";
+export {
   verifyWebhook,
   signWebhook,
   type VerifyWebhookOptions,

@@ -12,8 +12,10 @@ import { createKeys, type Keys } from "./core/keys.js";
 import { createLeads, type Leads } from "./core/leads.js";
 import { createMessages } from "./core/messages.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
-import type { ExposedFile, Storage, StorageOptions } from "./core/storage/index.js";
+import type { ExposedFile, RateLimitStore, Storage, StorageOptions } from "./core/storage/index.js";
 import { createUsers, type Users } from "./core/users.js";
+import { createIdempotency, type Idempotency } from "./core/idempotency.js";
+import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
@@ -43,6 +45,12 @@ export interface ChatService {
   readonly credits: Credits;
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
+  /** Each chatbot's widget message budgets: settings and counting. */
+  readonly widgetBudgets: WidgetBudgets;
+  /** `Idempotency-Key` records of each organisation (the HTTP API uses them). */
+  readonly idempotency: Idempotency;
+  /** Rate-limit buckets every instance on the database shares; undefined when this process keeps its own. */
+  readonly sharedRateLimits: RateLimitStore | undefined;
   /** The `branding` object for an organisation's chatbots. */
   branding(organizationId: number): Promise<Branding>;
   /** True when the database has no organisation yet (first run). */
@@ -125,8 +133,11 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   const conversations = createConversations(storage.conversations, { chatbots, messages, events });
   const credits = createCredits(storage.credits);
   const leads = createLeads(storage.leads, { chatbots, conversations, messages, events });
-  const renderer = createRenderer({ idleMs: config.renderIdleMs, inThread: !config.renderWorker });
+  const renderer = createRenderer({ inThread: !config.renderWorker });
   const chat = createChat({ config, store: storage.conversations, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const widgetBudgets = createWidgetBudgets(storage.widgetBudgets, { config, events, record: (event) => storage.outbox.record(event) });
+  // A running request holds its key as long as a send can take, and a minute more.
+  const idempotency = createIdempotency(storage.idempotency, { leaseMs: config.modelTimeoutMs + 60_000 });
   const health = createHealthCheck(() => storage.probeWrite());
 
   let closed = false;
@@ -138,6 +149,9 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     chatbots,
     knowledge,
     webhooks: webhooks.registry,
+    widgetBudgets,
+    idempotency,
+    sharedRateLimits: storage.rateLimits,
     conversations,
     chat,
     leads,

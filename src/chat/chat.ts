@@ -124,7 +124,7 @@ export function toSources(chunks: RetrievedChunk[]): Source[] {
     const score = Math.round(c.score * 10_000) / 10_000;
     const seen = byDocument.get(c.document_id);
     if (seen) seen.score = Math.max(seen.score, score);
-    else byDocument.set(c.document_id, { name: c.name, type: c.type, score, ...(c.url ? { url: c.url } : {}) });
+    else byDocument.set(c.document_id, { name: c.name, type: c.type, score, ...(c.url ? { url: c.url } : {}), ...(c.title ? { title: c.title } : {}) });
   }
   return [...byDocument.values()];
 }
@@ -169,11 +169,12 @@ export function createChat(deps: ChatDeps) {
     renderer.warm();
     try {
       const context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
-      if (context.length === 0) {
-        const fallback = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
-        options.onDelta?.(fallback);
-        return { html: await renderer.render(fallback), sources: [], cannotAnswer: true, model: spec, responseMs: elapsed(started) };
-      }
+      const fallback = async () => {
+        const message = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
+        options.onDelta?.(message);
+        return { html: await renderer.render(message), sources: [], cannotAnswer: true, model: spec, responseMs: elapsed(started) };
+      };
+      if (context.length === 0) return await fallback();
       const model = models.get(spec);
       const request: ChatRequest = {
         messages: buildPrompt({
@@ -189,6 +190,7 @@ export function createChat(deps: ChatDeps) {
         context,
         signal: call.signal,
       };
+      if (model.declines?.(request)) return await fallback();
       const { text, model: used } = await untilAborted(runModel(model, request, options.onDelta), call.signal);
       if (text.trim() === "") throw new Error("The model answered with empty text");
       const html = await renderer.render(text);

@@ -13,7 +13,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerUsers } from "./commands/users.js";
 import { registerWebhooks } from "./commands/webhooks.js";
 import { formatError } from "./output.js";
-import { version } from "../version.js";
+import { version } from "../core/version.js";
 
 /** The `chatsvc` command line. */
 export function createProgram(): Command {

@@ -1,47 +1,39 @@
 import { createFetch, type FetchResponse } from "ofetch";
-import type { CreditMeta, PostMessageInput, ReplyData } from "../chat/chat.js";
-import type { ChatbotDetail, ChatbotListItem } from "../core/chatbots.js";
 import type {
+  AccountInfo,
+  CapturedLead,
+  ChatbotDetail,
+  ChatbotListItem,
   ConversationDetail,
   ConversationHistory,
   ConversationListQuery,
   ConversationRecord,
+  CreditMeta,
   EndedConversation,
+  Lead,
+  LeadDetail,
+  LeadInput,
+  LeadUpdateInput,
+  ListedWebhook,
+  Message,
+  PageQuery,
+  PostMessageInput,
+  RegisteredWebhookData,
+  RegisterWebhookInput,
+  ReplyData,
   StartConversationInput,
   StartedConversation,
-} from "../core/conversations.js";
-import { ChatsvcError } from "../core/errors.js";
-import type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
-import type { Message } from "../core/messages.js";
-import type { PageQuery } from "../core/pagination.js";
-import type { AccountInfo } from "../http/schemas/account.js";
-import type { ListedWebhook, RegisteredWebhookData } from "../http/schemas/webhooks.js";
-import type { RegisterWebhookInput } from "../webhooks/registry.js";
+  WidgetBudget,
+  WidgetBudgetInput,
+} from "./api-types.js";
+import { ChatsvcError } from "./error.js";
 import { readServerSentEvents } from "./sse.js";
-import type { Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
+import type { IdempotentOptions, Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
 
-export { ChatsvcError, type FieldErrors } from "../core/errors.js";
-export type { Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
+export type * from "./api-types.js";
+export { ChatsvcError } from "./error.js";
+export type { IdempotentOptions, Ok, OkWithMeta, PageOf, ReplyStreamEvent, RequestOptions } from "./types.js";
 export { readServerSentEvents, type ServerSentEvent } from "./sse.js";
-export type { AccountInfo, ListedWebhook, RegisteredWebhookData };
-export type { ChatbotDetail, ChatbotListItem, Appearance } from "../core/chatbots.js";
-export type { Branding } from "../core/branding.js";
-export type { CreditMeta, PostMessageInput, RateInput, ReplyData } from "../chat/chat.js";
-export type {
-  ConversationDetail,
-  ConversationHistory,
-  ConversationListQuery,
-  ConversationRecord,
-  EndedConversation,
-  StartConversationInput,
-  StartedConversation,
-} from "../core/conversations.js";
-export type { CapturedLead, Lead, LeadDetail, LeadInput, LeadUpdateInput } from "../core/leads.js";
-export type { Message, Source } from "../core/messages.js";
-export type { PageLinks, PageMeta, PageQuery } from "../core/pagination.js";
-export type { AgentRef, EventName } from "../core/events.js";
-export type { EventAction } from "../chat/chat.js";
-export type { RegisterWebhookInput } from "../webhooks/registry.js";
 
 export interface ClientOptions {
   /** The API root, `/api/v1` included, e.g. `http://127.0.0.1:3000/api/v1`. */
@@ -57,10 +49,12 @@ export interface ClientOptions {
 }
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
-interface CallInit extends RequestOptions {
+interface CallInit extends IdempotentOptions {
   body?: unknown;
   query?: object;
 }
+
+const idempotencyHeader = (key: string | undefined) => (key === undefined ? undefined : { "idempotency-key": key });
 
 /**
  * A typed client of the chatsvc API: one method per endpoint, resolving to
@@ -70,7 +64,8 @@ interface CallInit extends RequestOptions {
  * A 500 is retried once, for every method: the service stores nothing when it
  * answers 500 (a failed send charges no credits and saves no message), so the
  * retry cannot duplicate anything. Network failures are not retried, as the
- * service may have acted on a request whose answer was lost.
+ * service may have acted on a request whose answer was lost: give the calls
+ * that create or charge an `idempotencyKey` and retry them yourself with it.
  *
  * @example
  * import { createClient } from "chatsvc/client";
@@ -99,9 +94,17 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     return send();
   };
 
-  const call = async <T>(method: Method, path: string, { body, query, signal }: CallInit = {}): Promise<T> => {
+  const call = async <T>(method: Method, path: string, { body, query, signal, idempotencyKey }: CallInit = {}): Promise<T> => {
+    const headers = idempotencyHeader(idempotencyKey);
     const res = await withRetry(
-      () => $fetch.raw(path, { method, ...(body !== undefined && { body: body as Record<string, unknown> }), ...(query && { query: definedOnly(query) }), signal }),
+      () =>
+        $fetch.raw(path, {
+          method,
+          ...(body !== undefined && { body: body as Record<string, unknown> }),
+          ...(query && { query: definedOnly(query) }),
+          ...(headers && { headers }),
+          signal,
+        }),
       signal,
       async () => {},
     );
@@ -113,19 +116,25 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
    * Sends a visitor message asking for Server-Sent Events and yields the
    * reply's text as it is written, then the complete answer.
    */
-  async function* stream(slug: string, conversationId: number, message: string, { signal }: RequestOptions = {}): AsyncGenerator<ReplyStreamEvent, void, undefined> {
+  async function* stream(slug: string, conversationId: number, message: string, { signal, idempotencyKey }: IdempotentOptions = {}): AsyncGenerator<ReplyStreamEvent, void, undefined> {
     const res = await withRetry(
       () =>
-        $fetch.raw(chatbotPath(slug, conversationId, "/messages"), {
+        $fetch.raw(chatbotPath(slug, conversationId, "/messages/stream"), {
           method: "POST",
           body: { message },
-          headers: { accept: "text/event-stream" },
+          headers: { accept: "text/event-stream", ...idempotencyHeader(idempotencyKey) },
           responseType: "stream",
           signal,
         }),
       signal,
       (failed) => failed.body?.cancel() ?? Promise.resolve(),
     );
+    if (res.ok && res.headers.get("idempotency-replayed") === "true") {
+      // A replay is the stored JSON envelope of the first answer, not a stream.
+      const done = (await readJson(res)) as OkWithMeta<ReplyData, CreditMeta>;
+      yield { type: "done", data: done.data, meta: done.meta };
+      return;
+    }
     if (!res.ok || !res.body || !/^text\/event-stream\b/i.test(res.headers.get("content-type") ?? "")) {
       throw toChatsvcError(res, await readJson(res));
     }
@@ -158,10 +167,10 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       /** A chatbot's configuration: read it once at start. */
       get: (slug: string, options?: RequestOptions) => call<Ok<ChatbotDetail>>("GET", chatbotPath(slug), options),
       /** Opens a conversation; keep `conversation_id`. */
-      startConversation: (slug: string, visitor: StartConversationInput = {}, options?: RequestOptions) =>
+      startConversation: (slug: string, visitor: StartConversationInput = {}, options?: IdempotentOptions) =>
         call<Ok<StartedConversation>>("POST", `${chatbotPath(slug)}/conversations`, { ...options, body: visitor }),
       /** Sends a visitor message; `data.reply` is HTML to render unmodified, `meta` the credits left. */
-      send: (slug: string, conversationId: number, message: string, options?: RequestOptions) =>
+      send: (slug: string, conversationId: number, message: string, options?: IdempotentOptions) =>
         call<OkWithMeta<ReplyData, CreditMeta>>("POST", chatbotPath(slug, conversationId, "/messages"), { ...options, body: { message } }),
       stream,
       /** Rates an assistant message; rating it again replaces the rating. */
@@ -171,21 +180,26 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
           body: { message_id: messageId, rating },
         }),
       /** Replaces the latest assistant reply with a new answer. */
-      regenerate: (slug: string, conversationId: number, messageId: number, options?: RequestOptions) =>
+      regenerate: (slug: string, conversationId: number, messageId: number, options?: IdempotentOptions) =>
         call<OkWithMeta<ReplyData, CreditMeta>>("POST", chatbotPath(slug, conversationId, `/messages/${idSegment(messageId)}/regenerate`), options),
       /** The conversation's history (user text is plain: escape it; assistant content is HTML). */
       history: (slug: string, conversationId: number, options?: RequestOptions) => call<Ok<ConversationHistory>>("GET", chatbotPath(slug, conversationId), options),
       /** Ends the conversation; repeating it is safe. */
       end: (slug: string, conversationId: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", chatbotPath(slug, conversationId, "/end"), options),
+      /** The chatbot's widget message budgets: limits in force and its own settings. */
+      widgetBudget: (slug: string, options?: RequestOptions) => call<Ok<WidgetBudget>>("GET", chatbotPath(slug, undefined, "/widget-budget"), options),
+      /** Sets widget budgets: a number (0 for no limit) or null for the server's default; fields left out stay. */
+      setWidgetBudget: (slug: string, input: WidgetBudgetInput, options?: RequestOptions) =>
+        call<Ok<WidgetBudget>>("PUT", chatbotPath(slug, undefined, "/widget-budget"), { ...options, body: input }),
       /** Stores the visitor's contact details (at least one of name, email, phone). */
-      submitLead: (slug: string, conversationId: number, lead: LeadInput, options?: RequestOptions) =>
+      submitLead: (slug: string, conversationId: number, lead: LeadInput, options?: IdempotentOptions) =>
         call<Ok<CapturedLead>>("POST", chatbotPath(slug, conversationId, "/leads"), { ...options, body: lead }),
     },
     conversations: {
       list: (query: ConversationListQuery = {}, options?: RequestOptions) => call<PageOf<ConversationRecord>>("GET", "/conversations", { ...options, query }),
       get: (id: number, options?: RequestOptions) => call<Ok<ConversationDetail>>("GET", `/conversations/${idSegment(id)}`, options),
       /** Adds a message without an AI call: an operator's reply (default role `assistant`, Markdown) or a relayed visitor message. */
-      addMessage: (id: number, input: PostMessageInput, options?: RequestOptions) =>
+      addMessage: (id: number, input: PostMessageInput, options?: IdempotentOptions) =>
         call<Ok<Message>>("POST", `/conversations/${idSegment(id)}/messages`, { ...options, body: input }),
       /** Ends the conversation; a 400 when it had already ended. */
       end: (id: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", `/conversations/${idSegment(id)}/end`, options),
@@ -199,7 +213,7 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     webhooks: {
       list: (options?: RequestOptions) => call<Ok<ListedWebhook[]>>("GET", "/webhooks", options),
       /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */
-      register: (input: RegisterWebhookInput, options?: RequestOptions) => call<Ok<RegisteredWebhookData>>("POST", "/webhooks", { ...options, body: input }),
+      register: (input: RegisterWebhookInput, options?: IdempotentOptions) => call<Ok<RegisteredWebhookData>>("POST", "/webhooks", { ...options, body: input }),
       delete: (id: number, options?: RequestOptions) => call<Ok<{ id: number }>>("DELETE", `/webhooks/${idSegment(id)}`, options),
     },
     samples: {

@@ -1,4 +1,4 @@
-import { parseSse, type SseEvent } from "../models/sse.js";
+import { parseSse, type SseEvent } from "../net/sse.js";
 
 /** One Server-Sent Event: its name (`message` when unnamed) and its data lines joined. */
 export type ServerSentEvent = SseEvent;

@@ -1,5 +1,4 @@
-import type { CreditMeta, ReplyData } from "../chat/chat.js";
-import type { PageLinks, PageMeta } from "../core/pagination.js";
+import type { CreditMeta, PageLinks, PageMeta, ReplyData } from "./api-types.js";
 
 /** A successful answer: the envelope with its `data`. */
 export interface Ok<D> {
@@ -26,4 +25,14 @@ export type ReplyStreamEvent = { type: "delta"; text: string } | { type: "done";
 export interface RequestOptions {
   /** Aborts the request (for a stream: closes it, and the service stops generating and stores nothing). */
   signal?: AbortSignal;
+}
+
+/** Options of the calls that create or charge. */
+export interface IdempotentOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`: retrying the call with the same key and arguments (within 24 hours)
+   * answers the first success again instead of acting twice. Use a new random key (e.g.
+   * `crypto.randomUUID()`) per intended action and keep it across your retries.
+   */
+  idempotencyKey?: string;
 }

@@ -34,6 +34,12 @@ export interface WidgetOptions {
   visitorRatePerMinute?: number;
   /** Lifetime of a visitor's conversation token, in seconds. Default 43 200 (12 hours). */
   tokenTtlSeconds?: number;
+  /** Widget messages one visitor (client IP) may send a chatbot per UTC day; 0 for no limit (env `CHATSVC_WIDGET_VISITOR_DAILY`). Default 50. */
+  visitorMessagesPerDay?: number;
+  /** Widget messages a chatbot answers per UTC hour, all visitors together; 0 for no limit (env `CHATSVC_WIDGET_CHATBOT_HOURLY`). Default 200. */
+  chatbotMessagesPerHour?: number;
+  /** Widget messages a chatbot answers per UTC day, all visitors together; 0 for no limit (env `CHATSVC_WIDGET_CHATBOT_DAILY`). Default 1000. */
+  chatbotMessagesPerDay?: number;
 }
 
 /** Limits of the REST API, each in requests per minute, in bursts of up to as many; 0 turns one off. */
@@ -127,12 +133,6 @@ export interface ChatServiceOptions {
   /** SQLite busy timeout in milliseconds. Default 5 000. */
   busyTimeoutMs?: number;
   /**
-   * Idle ms after which the reply renderer's worker (jsdom, ~90 MB) stops (env `CHATSVC_RENDER_IDLE_MS`).
-   * The next message starts a new one, which loads (0.5-1 s) while retrieval and the model work.
-   * Default 30 000: replies within a conversation never wait for it, and an idle server gives the memory back.
-   */
-  renderIdleMs?: number;
-  /**
    * Sanitise replies in a worker thread (default true, env `CHATSVC_RENDER_WORKER=0` to turn off).
    * Off, jsdom loads once into this thread and stays: less start-up work per service, no memory bounds.
    */
@@ -172,7 +172,6 @@ export interface ResolvedConfig {
   publicUrl: string | undefined;
   countryHeader: string;
   busyTimeoutMs: number;
-  renderIdleMs: number;
   renderWorker: boolean;
 }
 
@@ -277,6 +276,9 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
       ipRatePerMinute: int("widget.ipRatePerMinute", options.widget?.ipRatePerMinute ?? env.CHATSVC_WIDGET_IP_RATE, 120, 1),
       visitorRatePerMinute: int("widget.visitorRatePerMinute", options.widget?.visitorRatePerMinute ?? env.CHATSVC_WIDGET_VISITOR_RATE, 30, 1),
       tokenTtlSeconds: int("widget.tokenTtlSeconds", options.widget?.tokenTtlSeconds, 43_200, 1),
+      visitorMessagesPerDay: int("widget.visitorMessagesPerDay", options.widget?.visitorMessagesPerDay ?? env.CHATSVC_WIDGET_VISITOR_DAILY, 50, 0),
+      chatbotMessagesPerHour: int("widget.chatbotMessagesPerHour", options.widget?.chatbotMessagesPerHour ?? env.CHATSVC_WIDGET_CHATBOT_HOURLY, 200, 0),
+      chatbotMessagesPerDay: int("widget.chatbotMessagesPerDay", options.widget?.chatbotMessagesPerDay ?? env.CHATSVC_WIDGET_CHATBOT_DAILY, 1000, 0),
     },
     rateLimit: rateLimitsOf(options.rateLimit, env, int, bool),
     logLevel: logLevelOf(options.logLevel ?? env.CHATSVC_LOG_LEVEL, fail),
@@ -284,7 +286,6 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     publicUrl: publicUrlOf(options.publicUrl ?? env.CHATSVC_PUBLIC_URL, fail),
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
-    renderIdleMs: int("renderIdleMs", options.renderIdleMs ?? env.CHATSVC_RENDER_IDLE_MS, 30_000, 0),
     renderWorker: options.renderWorker ?? (env.CHATSVC_RENDER_WORKER === undefined || env.CHATSVC_RENDER_WORKER === "" ? true : bool("renderWorker", env.CHATSVC_RENDER_WORKER)),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");

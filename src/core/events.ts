@@ -1,6 +1,7 @@
 import type { RecordedEvent } from "./storage/events.js";
+import type { BudgetExhaustedPayload } from "./widget-budgets.js";
 
-export const EVENT_NAMES = ["lead_captured", "conversation_started", "conversation_ended", "message_received"] as const;
+export const EVENT_NAMES = ["lead_captured", "conversation_started", "conversation_ended", "message_received", "budget_exhausted"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 /** `agent` in event payloads: the chatbot the event happened with. */
@@ -63,6 +64,7 @@ export interface EventPayloads {
   conversation_started: ConversationPayload;
   conversation_ended: ConversationEndedPayload;
   message_received: MessageReceivedPayload;
+  budget_exhausted: BudgetExhaustedPayload;
 }
 
 export type DomainEvent = { [N in EventName]: { name: N; organizationId: number; data: EventPayloads[N] } }[EventName];

@@ -11,6 +11,8 @@ export interface Source {
   score: number;
   /** Set for web pages; a clickable link when `type` is `url`. */
   url?: string;
+  /** A file's title (its first heading), when it has one other than its name. */
+  title?: string;
 }
 
 /** A message as history shows it. */

@@ -13,14 +13,20 @@ export const MAX_JSON_DEPTH = 32;
 export const MAX_JSON_FIELDS = 10_000;
 
 /**
- * Reads a JSON body. An empty body is `undefined`; bytes that are not UTF-8 and
- * invalid JSON are 400; a body over {@link MAX_BODY_BYTES} is 413 whether or not
+ * Reads a JSON body. An empty body is `undefined`; a body sent with a `Content-Type` other than JSON is 415; bytes
+ * that are not UTF-8 and invalid JSON are 400; a body over {@link MAX_BODY_BYTES} is 413 whether or not
  * `Content-Length` tells the truth.
  * h3's `readBody` has no size limit, hence this.
  */
 export async function readJsonBody(event: H3Event): Promise<unknown> {
   const declared = event.req.headers.get("content-length");
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  const type = event.req.headers.get("content-type");
+  const hasBody = (declared !== null && declared !== "0") || event.req.headers.has("transfer-encoding");
+  // No Content-Type is read as JSON (bodies are JSON only); a form or text body is a client bug worth naming.
+  if (type !== null && hasBody && !isJsonType(type)) {
+    throw new ChatsvcError(415, "Unsupported Content-Type: send the body as application/json");
+  }
   // Read once per request, however many times a handler asks.
   const context = event.context as { bodyText?: Promise<string> };
   const raw = await (context.bodyText ??= readText(event, declared !== null));
@@ -102,6 +108,9 @@ function decodeUtf8(bytes: Uint8Array): string {
     throw ChatsvcError.badRequest("Invalid UTF-8 in request body");
   }
 }
+
+/** `application/json`, or a `+json` type (e.g. `application/merge-patch+json`), with any parameters. */
+const isJsonType = (type: string) => /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(type.trim());
 
 const tooLarge = () => new ChatsvcError(413, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`);
 

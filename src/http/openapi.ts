@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { version } from "../version.js";
+import { version } from "../core/version.js";
 import { errorEnvelope, successEnvelope, validationErrorEnvelope } from "./envelope-schemas.js";
 import type { RouteDefinition } from "./router.js";
 
@@ -13,7 +13,7 @@ export interface OpenApiDocument {
   security: Record<string, string[]>[];
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, unknown>>;
-  components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, unknown> };
+  components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, unknown>; headers: Record<string, unknown> };
 }
 
 export interface OpenApiOptions {
@@ -36,10 +36,26 @@ const TAGS = [
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
   { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
-  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received" },
+  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },
 ];
+
+/** Headers of the answers, referenced from every response (`Retry-After` from 429s and 409s only). */
+const HEADERS = {
+  "X-Request-Id": {
+    description: "The request's id, as in the server's log line: yours when you sent one of at most 128 of `A-Za-z0-9._:-`, else a new UUID",
+    required: true,
+    schema: { type: "string" },
+  },
+  "X-RateLimit-Limit": { description: "Size of the rate-limit bucket closest to empty (absent when rate limits are off)", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in that bucket", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "Seconds until that bucket is full again", schema: { type: "integer" } },
+  "Retry-After": { description: "Seconds to wait before trying again: on a rate-limit 429 (not the monthly-credit one) and a 409 for an `Idempotency-Key` still in use", schema: { type: "integer" } },
+};
+const headerRefs = (names: (keyof typeof HEADERS)[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const ANSWER_HEADERS = headerRefs(["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]);
+const RETRY_HEADERS = headerRefs(["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]);
 
 const SSE_DESCRIPTION =
   "Server-Sent Events: `event: delta` with data `{text}` while the model writes, then `event: done` with the JSON envelope, or `event: error` with an error envelope.";
@@ -73,6 +89,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], { serve
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+      headers: HEADERS,
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "An API key (`sk_live_` + 32 characters)" },
         apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "The same API key, for clients that cannot set Authorization" },
@@ -89,7 +106,7 @@ function operation(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "in
     ...(route.description && { description: route.description }),
   };
   if (route.auth === false) op.security = [];
-  const parameters = [...pathParameters(route, toSchema), ...queryParameters(route, toSchema)];
+  const parameters = [...pathParameters(route, toSchema), ...queryParameters(route, toSchema), ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : [])];
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
     op.requestBody = { required: !route.optionalBody, content: { "application/json": { schema: toSchema(route.body, "input") } } };
@@ -97,6 +114,16 @@ function operation(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "in
   op.responses = { ...successResponses(route, toSchema), ...errorResponses(route, toSchema) };
   return op;
 }
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes a retry safe: the first request with a key runs, and its successful answer is kept 24 hours for your organisation; a retry with the same key, path and body gets that status and body back with `Idempotency-Replayed: true` (a streamed send's replay is its JSON envelope). " +
+    "A failed request frees its key, so a retry runs again. Any unique string, e.g. a UUID.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
 
 function pathParameters(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "input") => JsonSchema) {
   return [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => {
@@ -122,10 +149,11 @@ function queryParameters(route: RouteDefinition, toSchema: (schema: z.ZodType, i
 function successResponses(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "output") => JsonSchema) {
   const { response } = route;
   const statuses = response.status === undefined ? [200] : typeof response.status === "number" ? [response.status] : response.status;
-  const content: Record<string, unknown> = { "application/json": { schema: toSchema(successEnvelope(response), "output") } };
-  if (route.stream) content["text/event-stream"] = { schema: { type: "string", description: SSE_DESCRIPTION } };
+  const content = route.stream
+    ? { "text/event-stream": { schema: { type: "string", description: SSE_DESCRIPTION } } }
+    : { "application/json": { schema: toSchema(successEnvelope(response), "output") } };
   return Object.fromEntries(
-    statuses.map((status) => [String(status), { description: response.description ?? (status === 201 ? "Created" : "Success"), content }]),
+    statuses.map((status) => [String(status), { description: response.description ?? (status === 201 ? "Created" : "Success"), headers: ANSWER_HEADERS, content }]),
   );
 }
 
@@ -135,11 +163,18 @@ function errorResponses(route: RouteDefinition, toSchema: (schema: z.ZodType, io
   if (route.body) {
     causes[400] = "The body is not valid JSON";
     causes[413] = "The body is larger than 1 MB";
+    causes[415] = "The body's `Content-Type` is not JSON (`application/json`)";
   }
   if (route.body || route.query) causes[422] = `Invalid ${route.body ? "body" : "query"}: \`errors\` names each failed field`;
   for (const [status, cause] of Object.entries(route.errors ?? {})) {
     const code = Number(status);
     causes[code] = causes[code] ? `${causes[code]}; or: ${cause}` : cause!;
+  }
+  if (route.idempotent) {
+    const reuse = "The `Idempotency-Key` was used with a different request (method, path or body)";
+    causes[400] = causes[400] ? `${causes[400]}; or: a malformed \`Idempotency-Key\`` : "A malformed `Idempotency-Key`";
+    causes[409] = "A request with this `Idempotency-Key` is still being processed: retry after `Retry-After` seconds";
+    causes[422] = causes[422] ? `${causes[422]}; or: ${reuse}` : reuse;
   }
   causes[429] = causes[429] ? `${causes[429]}; or: too many requests (rate limit), retry after \`Retry-After\` seconds` : "Too many requests (rate limit): retry after `Retry-After` seconds";
   causes[500] = "An unexpected failure (nothing was stored): retry once";
@@ -147,7 +182,10 @@ function errorResponses(route: RouteDefinition, toSchema: (schema: z.ZodType, io
   return Object.fromEntries(
     Object.entries(causes)
       .sort(([a], [b]) => Number(a) - Number(b))
-      .map(([status, description]) => [status, { description, content: ref(status === "422" ? validationErrorEnvelope : errorEnvelope) }]),
+      .map(([status, description]) => [
+        status,
+        { description, headers: status === "429" || status === "409" ? RETRY_HEADERS : ANSWER_HEADERS, content: ref(status === "422" ? validationErrorEnvelope : errorEnvelope) },
+      ]),
   );
 }
 

@@ -10,8 +10,11 @@ export interface RequestPipelineOptions {
   ip: (event: H3Event) => string | undefined;
   /** Called with unexpected errors (the client sees a bare 500). */
   onUnexpectedError: HttpErrorReporter;
-  /** Runs before the route, inside the error handling (e.g. the per-IP rate limit: its 429 is an envelope). */
-  admit?: (event: H3Event) => void;
+  /**
+   * Runs before the route, inside the error handling (e.g. the per-IP rate limit: its 429 is an envelope).
+   * A promise (a limit kept in the database) holds the route until it settles.
+   */
+  admit?: (event: H3Event) => void | Promise<void>;
 }
 
 /**
@@ -30,8 +33,8 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: 
   return (event: H3Event, next: () => unknown): unknown => {
     const scope = scopeOf(event);
     if (scope.piped) {
-      admit?.(event);
-      return next();
+      const admitted = admit?.(event);
+      return admitted ? admitted.then(next) : next();
     }
     scope.piped = true;
     const started = performance.now();
@@ -58,8 +61,8 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: 
     let result: unknown;
     try {
       refuseDotSegments(event);
-      admit?.(event);
-      result = next();
+      const admitted = admit?.(event);
+      result = admitted ? admitted.then(next) : next();
     } catch (error) {
       return failed(error);
     }

@@ -2,13 +2,14 @@ import type { H3Event } from "h3";
 import type { RateLimitOptions } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
-import { createRateLimiter, type RateDecision, type RateLimiter } from "../widget/rate-limit.js";
+import type { RateLimitStore } from "../core/storage/index.js";
+import { createBucketLimiter, type BucketLimiter, type RateDecision } from "../net/token-buckets.js";
 import { presentedKeyPrefix } from "./auth.js";
 
 /** The API's limits: per client IP, per API key, and failed authentications per IP and per key prefix. */
 export interface ApiRateLimits {
-  /** Middleware taking one request from the client IP's bucket (429 when spent). */
-  perIp(event: H3Event): void;
+  /** Middleware taking one request from the client IP's bucket (429 when spent); a promise when the buckets are shared. */
+  perIp(event: H3Event): void | Promise<void>;
   /**
    * Wraps the authenticator: a key that verifies is never refused for failures
    * (an IP shared behind a proxy or NAT must not let one client lock out the
@@ -20,7 +21,7 @@ export interface ApiRateLimits {
 }
 
 interface Limit {
-  limiter: RateLimiter;
+  limiter: BucketLimiter;
   perMinute: number;
 }
 
@@ -40,22 +41,22 @@ interface Limit {
 export function createApiRateLimits(
   { perKeyPerMinute, perIpPerMinute, failedAuthPerIpPerMinute }: Required<RateLimitOptions>,
   ipOf: (event: H3Event) => string | undefined,
-  { now }: { now?: () => number } = {},
+  { now, shared }: { now?: () => number; shared?: RateLimitStore } = {},
 ): ApiRateLimits {
-  const make = (perMinute: number): Limit | undefined =>
-    perMinute > 0 ? { limiter: createRateLimiter({ capacity: perMinute, refillPerSecond: perMinute / 60, ...(now && { now }) }), perMinute } : undefined;
-  const ip = make(perIpPerMinute);
-  const key = make(perKeyPerMinute);
-  const failedAuth = make(failedAuthPerIpPerMinute);
+  const make = (name: string, perMinute: number): Limit | undefined =>
+    perMinute > 0 ? { limiter: createBucketLimiter(name, { capacity: perMinute, refillPerSecond: perMinute / 60, ...(now && { now }) }, shared), perMinute } : undefined;
+  const ip = make("api-ip", perIpPerMinute);
+  const key = make("api-key", perKeyPerMinute);
+  const failedAuth = make("auth-failures-ip", failedAuthPerIpPerMinute);
   // Apart from the IP buckets, so random prefixes cannot push those out of memory.
-  const failedAuthPerPrefix = make(failedAuthPerIpPerMinute);
+  const failedAuthPerPrefix = make("auth-failures-prefix", failedAuthPerIpPerMinute);
   const clientOf = (event: H3Event) => ipOf(event) ?? "unknown";
 
   /** Spends one failure of the client IP and one of the presented key prefix; 429 when either was spent already. */
-  const spendFailure = (event: H3Event): void => {
+  const spendFailure = async (event: H3Event): Promise<void> => {
     if (!failedAuth || !failedAuthPerPrefix) return;
     const prefix = presentedKeyPrefix(event);
-    const decisions = [failedAuth.limiter.take(clientOf(event)), ...(prefix ? [failedAuthPerPrefix.limiter.take(prefix)] : [])];
+    const decisions = await Promise.all([failedAuth.limiter.take(clientOf(event)), ...(prefix ? [failedAuthPerPrefix.limiter.take(prefix)] : [])]);
     const refused = decisions.filter((d) => !d.ok).sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds)[0];
     if (refused) refuse(failedAuth, refused.retryAfterSeconds, "Too many failed authentication attempts", refused);
   };
@@ -63,7 +64,10 @@ export function createApiRateLimits(
   return {
     perIp(event) {
       if (!ip) return;
-      admit(event, ip, ip.limiter.take(clientOf(event)), "Too many requests");
+      const decision = ip.limiter.take(clientOf(event));
+      // In-process buckets decide at once: no promise on the hot path of a single instance.
+      if (!(decision instanceof Promise)) return admit(event, ip, decision, "Too many requests");
+      return decision.then((d) => admit(event, ip, d, "Too many requests"));
     },
 
     guard(authenticate) {
@@ -72,10 +76,10 @@ export function createApiRateLimits(
         try {
           principal = await authenticate(event);
         } catch (error) {
-          if (ChatsvcError.isError(error) && error.status === 401) spendFailure(event);
+          if (ChatsvcError.isError(error) && error.status === 401) await spendFailure(event);
           throw error;
         }
-        if (key) admit(event, key, key.limiter.take(`key:${principal.keyId}`), "Too many requests");
+        if (key) admit(event, key, await key.limiter.take(`key:${principal.keyId}`), "Too many requests");
         return principal;
       };
     },

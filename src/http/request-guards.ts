@@ -38,7 +38,7 @@ export interface RequestGuards {
 export function createRequestGuards(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions): RequestGuards {
   const ip = (event: H3Event) => clientIp(event, service.config);
   const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
-  const limits = createApiRateLimits(service.config.rateLimit, ip);
+  const limits = createApiRateLimits(service.config.rateLimit, ip, { shared: service.sharedRateLimits });
   return {
     logger,
     pipeline: createRequestPipeline({ logger, ip, onUnexpectedError, admit: (event) => limits.perIp(event) }),

@@ -1,9 +1,11 @@
 import { getRouterParams, type H3, type H3Event, type Middleware } from "h3";
 import { z } from "zod";
 import { ChatsvcError } from "../core/errors.js";
+import type { PendingReply } from "../chat/chat.js";
 import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
 import { readJsonBody } from "./body.js";
+import { runIdempotently } from "./idempotency.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -17,6 +19,8 @@ export interface RouteContext {
   query: URLSearchParams;
   /** The parsed JSON body (undefined when empty); 400/413 on bad input. */
   body(): Promise<unknown>;
+  /** A streamed reply as an `Idempotency-Key` keeps it (its answer stored under the key); the reply itself without a key. */
+  idempotentReply(pending: PendingReply): PendingReply;
 }
 
 /** What a route answers on success; the OpenAPI document and the response test read it. */
@@ -61,8 +65,13 @@ export interface RouteDefinition {
   /** The body may be left out entirely. */
   optionalBody?: true;
   response: RouteResponse;
-  /** Also answers Server-Sent Events when the request sends `Accept: text/event-stream`. */
+  /**
+   * Answers Server-Sent Events (`text/event-stream`) only; `response` then describes the envelope of the `done` event.
+   * An operation has one answer type, so a generated client types it without casts.
+   */
   stream?: true;
+  /** Creates or charges: takes an `Idempotency-Key` header (see `http/idempotency.ts`). */
+  idempotent?: true;
   /**
    * Error statuses this route answers with what causes them, beyond those the
    * document adds itself (401 with auth, 400/413/422 with a body, 422 with a query, 500).
@@ -91,14 +100,16 @@ export function registerRoutes(
   for (const route of routes) {
     const handler = async (event: H3Event) => {
       const principal = route.auth === false ? (undefined as unknown as Principal) : await authenticate(event);
-      return route.handler({
+      const ctx: RouteContext = {
         event,
         service,
         principal,
         params: (getRouterParams(event, { decode: true }) ?? {}) as Record<string, string>,
         query: event.url.searchParams,
         body: () => readJsonBody(event),
-      });
+        idempotentReply: (pending) => pending,
+      };
+      return route.idempotent ? runIdempotently(ctx, route.handler) : route.handler(ctx);
     };
     app.on(route.method, route.path, handler, middleware && { middleware });
   }

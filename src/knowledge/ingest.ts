@@ -33,7 +33,8 @@ export interface IngestDeps {
  * embedded and written in one storage write. A document whose source is known
  * is replaced when its content changed and skipped when not; new content
  * already stored under another source is skipped as a duplicate. A failing
- * input is reported and the batch goes on.
+ * input is reported and the batch goes on; an empty one, and a folder's file
+ * of an unsupported type, are listed in `skipped_inputs` with the reason.
  *
  * @example
  * await ingest(deps, bot.id, ["./docs"], { onProgress: (p) => console.log(p.done, p.total) });
@@ -45,8 +46,8 @@ export async function ingest(
   { onProgress }: { onProgress?: (p: IngestProgress) => void } = {},
 ): Promise<IngestReport> {
   const started = performance.now();
-  const { targets, failed } = await expandInputs(inputs);
-  const report: IngestReport = { added: 0, updated: 0, skipped: 0, failed, chunks: 0, ms: 0 };
+  const { targets, failed, skipped } = await expandInputs(inputs);
+  const report: IngestReport = { added: 0, updated: 0, skipped: 0, skipped_inputs: skipped, failed, chunks: 0, ms: 0 };
   const model = embedder();
   // Refuse early, before reading anything, when the stored vectors came from another embedder.
   await vectors.assertCompatible(model.spec);
@@ -90,6 +91,11 @@ export async function ingest(
         continue;
       }
       throw error;
+    }
+    // An empty document is noted, not failed: one empty file must not turn a whole run red.
+    if (doc.text.trim() === "") {
+      report.skipped_inputs.push({ input: label, reason: "empty: no text to index" });
+      continue;
     }
     const hash = createHash("sha256").update(doc.text).digest("hex");
     const existing = await store.documentBySource(chatbotId, doc.source);

@@ -1,5 +1,7 @@
 import type { KnowledgeStore } from "../core/storage/index.js";
 import type { Embedder } from "./embedders/index.js";
+import { normalize } from "./embedders/types.js";
+import { expandQuery, type QueryExpansion } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
 import { ftsWords } from "./fts-query.js";
 import { containsTerms, contentTerms, termWeight } from "./text/tokens.js";
@@ -10,6 +12,10 @@ import type { VectorIndex } from "./vectors.js";
 const MAX_QUERY_CHARS = 2000;
 /** The usual reciprocal-rank-fusion constant. */
 const RRF_K = 60;
+/** Relevance added for a heading path that covers the whole question: the heading names what its section answers. */
+const HEADING_BONUS = 0.1;
+/** Related words (query expansion) count this much of the words actually asked: in the query vector and in word coverage. */
+const EXPANSION_WEIGHT = 0.5;
 
 export interface SearchDeps {
   store: KnowledgeStore;
@@ -35,12 +41,16 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     if (queryTerms.length === 0 || !(await store.hasChunks(chatbotId))) return [];
     const model = embedder();
     await vectors.assertCompatible(model.spec);
-    const [queryVector] = await model.embed([text]);
+    const expansion = await expandKnown(store, text);
+    // Neural embedders place synonyms near each other already; the hash embedder only matches the words it is given.
+    const expandVector = model.spec === "hash" && expansion.words.length > 0;
+    const [asked, expanded] = await model.embed(expandVector ? [text, expansion.words.join(" ")] : [text]);
+    const queryVector = expanded ? combine(asked!, expanded, EXPANSION_WEIGHT) : asked!;
     const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
     const words = ftsWords(text);
-    const [textHits, vectorHits] = await Promise.all([words.length > 0 ? store.fullText(chatbotId, words, pool) : [], vectors.nearest(chatbotId, queryVector!, pool)]);
+    const [textHits, vectorHits] = await Promise.all([words.length > 0 ? store.fullText(chatbotId, words, pool) : [], vectors.nearest(chatbotId, queryVector, pool)]);
     textHits.forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
     vectorHits.forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
@@ -50,7 +60,8 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     });
 
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
-    const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector!), store.chunks([...candidates.keys()])]);
+    const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector), store.chunks([...candidates.keys()])]);
+    const cover = coverageOf(queryTerms, expansion.related);
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
       const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;
@@ -60,9 +71,10 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
         content: row.content,
         heading: row.heading,
         name: row.name,
+        ...titleOf(row),
         type: row.type,
         url: row.url,
-        score: relevance(similarity, coverage(queryTerms, embeddingText(row)), model.spec),
+        score: round(Math.min(1, relevance(similarity, cover(embeddingText(row)), model.spec) + HEADING_BONUS * cover(row.heading))),
         fused: entry.fused,
       };
     });
@@ -74,28 +86,46 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
   };
 }
 
+/** The question's related words that the knowledge base uses (in any chatbot's chunks): the others only blur a query. */
+async function expandKnown(store: KnowledgeStore, text: string): Promise<QueryExpansion> {
+  const all = expandQuery(text);
+  if (all.words.length === 0) return all;
+  const known = new Set(await store.knownWords(all.words));
+  return expandQuery(text, (words) => words.filter((w) => known.has(w)));
+}
+
 /**
  * Weighted share of the query's content words (stemmed) that the chunk
  * contains. Everyday words weigh half, and when the query has specific words
  * but the chunk matches none of them, its everyday-word matches count half
  * again: "the best way to learn the guitar" is not about a page saying "the best way".
+ * A word found only through a related word (query expansion) counts half,
+ * and does not count as a specific word found. Returns the scorer of chunk
+ * texts for one query, whose side is worked out once.
  */
-export function coverage(queryTerms: string[], chunkText: string): number {
-  const have = containsTerms(chunkText, queryTerms);
-  let found = 0;
-  let total = 0;
-  let specific = 0;
-  let specificFound = 0;
-  for (const t of queryTerms) {
-    const w = termWeight(t);
-    total += w;
-    if (w === 1) specific++;
-    if (!have.has(t)) continue;
-    found += w;
-    if (w === 1) specificFound++;
-  }
-  if (specific > 0 && specificFound === 0) found /= 2;
-  return total === 0 ? 0 : found / total;
+export function coverageOf(queryTerms: string[], related: ReadonlyMap<string, ReadonlySet<string>>): (chunkText: string) => number {
+  const wanted = [...new Set([...queryTerms, ...[...related.values()].flatMap((set) => [...set])])];
+  const relatedOf = queryTerms.map((t) => [...(related.get(t) ?? [])]);
+  const weights = queryTerms.map(termWeight);
+  return (chunkText) => {
+    const have = containsTerms(chunkText, wanted);
+    let found = 0;
+    let total = 0;
+    let specific = 0;
+    let specificFound = 0;
+    queryTerms.forEach((t, i) => {
+      const w = weights[i]!;
+      total += w;
+      if (w === 1) specific++;
+      const credit = have.has(t) ? 1 : relatedOf[i]!.some((r) => have.has(r)) ? EXPANSION_WEIGHT : 0;
+      if (credit === 0) return;
+      found += w * credit;
+      // Only an asked word shows the chunk is on topic: "speed of light" is not about shipping "rates".
+      if (w === 1 && credit === 1) specificFound++;
+    });
+    if (specific > 0 && specificFound === 0) found /= 2;
+    return total === 0 ? 0 : found / total;
+  };
 }
 
 /**
@@ -116,4 +146,16 @@ export function relevance(similarity: number, wordCoverage: number, embedderSpec
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000;
+}
+
+/** `a + weight * b`, L2-normalised: the asked words' vector nudged towards their related words. */
+function combine(a: Float32Array, b: Float32Array, weight: number): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! + weight * b[i]!;
+  return normalize(out);
+}
+
+function titleOf(row: { heading: string; name: string; type: string }): { title?: string } {
+  const title = row.heading.split(" > ")[0]!.trim();
+  return row.type === "file" && title && title !== row.name ? { title } : {};
 }

@@ -9,6 +9,11 @@ export interface RetrievedChunk {
   heading: string;
   /** Document name (file name or page title). */
   name: string;
+  /**
+   * A file's title: the top of the chunk's heading path (a Markdown document's
+   * first heading), when there is one other than the name; unset for web pages, named by their title.
+   */
+  title?: string;
   /** `file` or `url`. */
   type: string;
   url: string | null;
@@ -24,10 +29,19 @@ export interface IngestFailure {
   error: string;
 }
 
+/** An input left out on purpose, not an error: a folder's file of a type the loaders do not read, an empty file. */
+export interface IngestSkip {
+  input: string;
+  reason: string;
+}
+
 export interface IngestReport {
   added: number;
   updated: number;
+  /** Documents already stored: unchanged, or the same content under another source. */
   skipped: number;
+  /** Inputs left out, each with the reason; they do not make the run fail. */
+  skipped_inputs: IngestSkip[];
   failed: IngestFailure[];
   /** Chunks written by this run. */
   chunks: number;

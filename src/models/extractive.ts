@@ -1,63 +1,164 @@
+import { expandQuery } from "../knowledge/expansion.js";
+import { contentTerms, termWeight } from "../knowledge/text/tokens.js";
+import type { RetrievedChunk } from "../knowledge/types.js";
+import { markdownBlocks, type Block } from "./extractive-blocks.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
-const STOP = new Set(
-  "a an and are as at be but by can do does for from has have how i in is it its me my of on or so that the their then there these this to was what when where which who why will with you your".split(" "),
-);
+/** Prose sentences an answer holds at most, over all its passages (code blocks, lists and tables come whole on top). */
+const MAX_SENTENCES = 4;
+/** Passages (a quoted sentence and what it introduces) from different places. */
+const MAX_PASSAGES = 2;
+/** Share of the question's weighted content words a sentence and its heading must cover, part of it in the sentence itself. */
+const MIN_COVERAGE = 0.4;
+/** The same when the question has a word unknown to the documents and the thesaurus: "Can I pay with bitcoin?" is not answered by a pricing sentence. */
+const MIN_COVERAGE_UNKNOWN = 0.51;
+/** A second passage must score at least this share of the best one. */
+const SECOND_PASSAGE_SHARE = 0.8;
 
-const terms = (s: string) =>
-  s
-    .toLowerCase()
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t.length > 1 && !STOP.has(t));
-
-function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*#\d])/)
-    .map((s) => s.replace(/\s+/g, " ").trim())
-    .filter((s) => s.length > 0);
+interface Candidate {
+  chunk: RetrievedChunk;
+  blocks: Block[];
+  index: number;
+  score: number;
 }
 
 /**
- * The offline default: answers with the sentences of the retrieved chunks that
- * share the most terms with the question, in document order, as Markdown, and
- * names the sources it drew from. No model server needed.
+ * The offline default: quotes the passage of the retrieved chunks that answers
+ * the question (the answering sentence first, then what it introduces: a code
+ * block or list after a colon, the rest of its paragraph), as Markdown, and
+ * names its sources. A sentence counts only when it and its heading cover
+ * enough of the question's weighted content words (or their related words from
+ * the thesaurus); when none does, the model declines and the chatbot answers
+ * with its fallback message. No model server needed.
  */
-export function createExtractiveModel({ maxSentences = 4 }: { maxSentences?: number } = {}): ChatModel {
-  const answer = (request: ChatRequest): string => {
-    const wanted = new Set(terms(request.question));
-    const scored: { text: string; score: number; order: number; source: string }[] = [];
-    request.context.forEach((chunk, rank) => {
-      sentences(chunk.content).forEach((sentence, i) => {
-        const words = terms(sentence);
-        const overlap = new Set(words.filter((w) => wanted.has(w))).size;
-        if (overlap === 0) return;
-        // Earlier (more relevant) chunks and denser sentences win ties.
-        scored.push({ text: sentence, score: overlap / Math.sqrt(words.length + 1) + 1 / (rank + 2), order: rank * 10_000 + i, source: chunk.name });
-      });
-    });
-    if (scored.length === 0) {
-      const first = request.context[0];
-      return first ? sentences(first.content).slice(0, 2).join(" ") : "";
-    }
-    const best = scored.sort((a, b) => b.score - a.score).slice(0, maxSentences).sort((a, b) => a.order - b.order);
-    const seen = new Set<string>();
-    const lines = best.filter((s) => !seen.has(s.text) && seen.add(s.text)).map((s) => s.text.replace(/^[-*]\s+/, ""));
-    const sources = [...new Set(best.map((s) => s.source))];
-    return `${lines.join("\n\n")}\n\n*Source: ${sources.join(", ")}*`;
+export function createExtractiveModel(): ChatModel {
+  const answers = new WeakMap<ChatRequest, string | null>();
+  const answerOf = (request: ChatRequest): string | null => {
+    if (!answers.has(request)) answers.set(request, compose(request.question, request.context));
+    return answers.get(request)!;
+  };
+  const text = (request: ChatRequest): string => {
+    const answer = answerOf(request);
+    // Only reached when the caller ignored declines(): still say something true.
+    return answer ?? "I could not find this in the documents.";
   };
 
   return {
     spec: "extractive",
+    declines: (request) => answerOf(request) === null,
     async chat(request: ChatRequest): Promise<ChatResult> {
       request.signal?.throwIfAborted();
-      return { text: answer(request), model: "extractive" };
+      return { text: text(request), model: "extractive" };
     },
     async *stream(request: ChatRequest): AsyncIterable<string> {
       request.signal?.throwIfAborted();
       // Word-sized deltas, so clients see the same streaming shape as with a real model.
-      for (const piece of answer(request).match(/\S+\s*|\s+/g) ?? []) yield piece;
+      for (const piece of text(request).match(/\S+\s*|\s+/g) ?? []) yield piece;
     },
   };
+}
+
+/** The answer's Markdown, or null when no passage covers the question. */
+export function compose(question: string, context: RetrievedChunk[]): string | null {
+  const keys = [...new Set(contentTerms(question))];
+  if (keys.length === 0) return null;
+  const total = keys.reduce((n, t) => n + termWeight(t), 0);
+  const specific = keys.filter((t) => termWeight(t) === 1);
+  const related = expandQuery(question).related;
+
+  // A specific word that neither the documents nor the thesaurus know ("bitcoin") is asked about something the documents do not cover.
+  const mentioned = new Set(context.flatMap((c) => contentTerms(`${c.heading} ${c.content}`)));
+  const unknown = specific.some((t) => !mentioned.has(t) && !related.has(t));
+  const minCoverage = unknown ? MIN_COVERAGE_UNKNOWN : MIN_COVERAGE;
+  const candidates: Candidate[] = [];
+  context.forEach((chunk, rank) => {
+    const blocks = markdownBlocks(chunk.content);
+    const heading = new Set(contentTerms(chunk.heading));
+    blocks.forEach((block, index) => {
+      const own = new Set(contentTerms(block.parts.join(" ")));
+      // A key term is covered by itself or by a related word (query expansion).
+      const share = (t: string, words: Set<string>) => (words.has(t) || [...(related.get(t) ?? [])].some((r) => words.has(r)) ? 1 : 0);
+      let covered = 0;
+      let inBlock = 0;
+      for (const t of keys) {
+        const w = termWeight(t);
+        inBlock += w * share(t, own);
+        covered += w * Math.max(share(t, own), share(t, heading));
+      }
+      const specificInBlock = specific.length === 0 || specific.some((t) => share(t, own) > 0);
+      if (covered / total < minCoverage || inBlock === 0 || !specificInBlock) return;
+      candidates.push({ chunk, blocks, index, score: covered / total + (0.5 * inBlock) / total + 0.2 / (rank + 1) });
+    });
+  });
+  if (candidates.length === 0) return null;
+  candidates.sort((a, b) => b.score - a.score);
+
+  const passages: { chunk: RetrievedChunk; blocks: Block[] }[] = [];
+  const used = new Set<string>();
+  let sentences = 0;
+  for (const c of candidates) {
+    if (passages.length === MAX_PASSAGES || sentences >= MAX_SENTENCES) break;
+    if (passages.length > 0) {
+      const first = passages[0]!.chunk;
+      // Another section of the same document (the widget's embed snippet and its allowed origins) completes an answer; elsewhere only a close second does.
+      const strong = c.score >= SECOND_PASSAGE_SHARE * candidates[0]!.score || c.chunk.document_id === first.document_id;
+      if (!strong || passages.some((p) => p.chunk.chunk_id === c.chunk.chunk_id)) continue;
+    }
+    if (used.has(c.blocks[c.index]!.text)) continue;
+    const passage = passageAt(c.blocks, c.index, MAX_SENTENCES - sentences).filter((b) => !used.has(b.text));
+    if (passage.length === 0) continue;
+    for (const b of passage) {
+      used.add(b.text);
+      if (b.kind === "sentence") sentences++;
+    }
+    passages.push({ chunk: c.chunk, blocks: passage });
+  }
+  // Passages of one document read best in its order.
+  if (passages.length === 2 && passages[0]!.chunk.document_id === passages[1]!.chunk.document_id && passages[0]!.chunk.chunk_id > passages[1]!.chunk.chunk_id) passages.reverse();
+  const body = passages.map((p) => render(p.blocks)).join("\n\n");
+  const sources = [...new Set(passages.map((p) => citation(p.chunk)))];
+  return `${body}\n\n*Source: ${sources.join(", ")}*`;
+}
+
+/**
+ * The answering block, then what follows it in its chunk: whatever a colon
+ * introduces, and further sentences of its paragraph while the budget lasts. A
+ * code block, list or table found first keeps the sentence before it.
+ */
+function passageAt(blocks: Block[], index: number, budget: number): Block[] {
+  const start = blocks[index]!;
+  const out: Block[] = [start];
+  let sentences = start.kind === "sentence" ? 1 : 0;
+  const before = blocks[index - 1];
+  if (start.kind !== "sentence" && before?.kind === "sentence") {
+    out.unshift(before);
+    sentences++;
+  }
+  for (let i = index + 1; i < blocks.length; i++) {
+    const last = out[out.length - 1]!;
+    const next = blocks[i]!;
+    const introduced = last.kind === "sentence" && last.text.endsWith(":");
+    const sameParagraph = next.kind === "sentence" && next.paragraph === last.paragraph && sentences < Math.min(budget, 2);
+    if (!introduced && !sameParagraph) break;
+    out.push(next);
+    if (next.kind === "sentence") sentences++;
+  }
+  return out;
+}
+
+/** Sentences of one paragraph on one line; code blocks, lists and tables as blocks of their own. */
+function render(blocks: Block[]): string {
+  let out = "";
+  blocks.forEach((b, i) => {
+    const previous = blocks[i - 1];
+    if (previous) out += b.kind === "sentence" && previous.kind === "sentence" && previous.paragraph === b.paragraph ? " " : "\n\n";
+    out += b.text;
+  });
+  return out;
+}
+
+/** A web page links to its address; a file shows its title (its first heading) beside its file name. */
+export function citation(chunk: Pick<RetrievedChunk, "name" | "url" | "title">): string {
+  if (chunk.url) return `[${chunk.name.replace(/[[\]]/g, "")}](${chunk.url.replace(/[()\s]/g, encodeURIComponent)})`;
+  return chunk.title ? `${chunk.title} (${chunk.name})` : chunk.name;
 }

@@ -1,7 +1,7 @@
 import { ofetch } from "ofetch";
 import { createCallSignal, type CallSignal } from "./call-signal.js";
 import { fingerprint, ModelError, toModelError } from "./errors.js";
-import { parseSse } from "./sse.js";
+import { parseSse } from "../net/sse.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
 export interface OpenAIModelOptions {

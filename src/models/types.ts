@@ -29,4 +29,10 @@ export interface ChatModel {
   chat(request: ChatRequest): Promise<ChatResult>;
   /** Text deltas as the model produces them; the concatenation is the reply. */
   stream(request: ChatRequest): AsyncIterable<string>;
+  /**
+   * True when the model can tell before answering that the context does not
+   * answer the question (the extractive model): the chatbot then answers with
+   * its fallback message and `cannot_answer`, as when retrieval finds nothing.
+   */
+  declines?(request: ChatRequest): boolean;
 }

@@ -12,8 +12,17 @@ export interface RenderJob {
 /** The answer to a job, or `ready` once the renderer has loaded. */
 export type RenderAnswer = { ready: true } | { id: number; html: string } | { id: number; error: string };
 
+/*
+ * One render before announcing ready, through the paths replies take (headings,
+ * lists, links, code, tables, something to strip): V8 compiles functions on
+ * first call, so otherwise the first reply a fresh worker renders (after a
+ * recycle) pays for compiling marked and DOMPurify.
+ */
+const WARM_UP = "# Title\n\n**bold** _em_ `code` [link](https://example.com) <img src=x onerror=alert(1)>\n\n- one\n- two\n\n1. first\n\n> quote\n\n```\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+
 const port = parentPort!;
 const toHtml = await loadHtmlRenderer({ exclusive: true });
+toHtml(WARM_UP);
 port.on("message", ({ id, markdown }: RenderJob) => {
   let answer: RenderAnswer;
   try {

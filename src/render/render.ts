@@ -8,8 +8,8 @@ import type { RenderAnswer, RenderJob } from "./render-worker.js";
 export interface Renderer {
   render(markdown: string): Promise<string>;
   /**
-   * Starts the worker if none is running, so a render that follows soon (a
-   * reply, once the model has answered) does not wait for jsdom to load.
+   * Starts the worker if none is running (before the first reply, or after
+   * `close()`), so a render that follows soon does not wait for jsdom to load.
    */
   warm(): void;
   /** Stops the worker; later renders start a new one. */
@@ -22,11 +22,9 @@ export interface RendererOptions {
   /** Renders a worker does before a fresh one replaces it, dropping what jsdom retained. Default 2 000. */
   recycleAfter?: number;
   /**
-   * Idle time after which the worker stops, so an idle server gives jsdom's ~90 MB back, in ms.
-   * The next render then waits for a worker to start (0.5-1 s). Default 1 000 (the service passes `renderIdleMs`).
+   * Longest one render may take, from when its worker has loaded, before it is answered as escaped text and
+   * the worker replaced, in ms. Default 10 000.
    */
-  idleMs?: number;
-  /** Longest one render may take before it is answered as escaped text and the worker replaced, in ms. Default 10 000. */
   timeoutMs?: number;
   /** Most renders waiting for the worker; beyond it replies are answered as escaped text. Default 500. */
   maxQueue?: number;
@@ -42,7 +40,10 @@ interface Job {
   /** Workers it has been sent to: one that kills every worker it reaches is answered as text after two. */
   attempts: number;
   resolve(html: string): void;
-  timer: NodeJS.Timeout;
+  /** Set once its worker is ready: see `startClock`. */
+  timer?: NodeJS.Timeout;
+  /** Whether its timing out also stops the worker (not on a second attempt, which already has a fresh one). */
+  stopsWorker: boolean;
 }
 
 /** One worker thread and the jobs it has been sent. */
@@ -52,7 +53,7 @@ interface Slot {
   /** Jobs sent to it so far, for recycling. */
   sent: number;
   ready: boolean;
-  /** Set when it is being stopped on purpose (recycled, idle, timed out, closed). */
+  /** Set when it is being stopped on purpose (recycled, timed out, closed). */
   stopping: boolean;
 }
 
@@ -60,9 +61,19 @@ interface Slot {
  * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
  * costs ~100 MB once loaded and keeps memory from every sanitised document
  * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
- * render, is replaced by a fresh one every `recycleAfter` renders (the
- * replacement warms up before it takes over, so no render waits for jsdom to
- * load twice) and stops after `idleMs` without renders. A render that times
+ * render and is replaced by a fresh one every `recycleAfter` renders; a
+ * replacement loads jsdom before it takes over, so no render waits for it.
+ *
+ * The worker is kept through idle periods, not stopped: loading jsdom again
+ * costs a second or more, which the first reply after a quiet spell would pay
+ * whenever the model answers faster than that (the extractive model always
+ * does). V8's memory reducer shrinks an idle worker's heap by itself; what
+ * stays is jsdom's live state (bench scenario 7 measures idle RSS). Neither
+ * forced collections nor replacing the worker at idle gave memory back in
+ * measurements, and the first made the next render recompile. A lighter DOM
+ * than jsdom under DOMPurify was not taken: DOMPurify is only verified against
+ * real browsers and jsdom, and a parser that differs from the browser's is
+ * where sanitiser bypasses come from. A render that times
  * out, is refused by a full queue, or whose worker dies is answered as
  * escaped plain text, which is safe anywhere, and reported. Where no worker
  * can start (the worker file is missing from a custom bundle), renders run in
@@ -75,7 +86,6 @@ interface Slot {
  */
 export function createRenderer({
   recycleAfter = 2_000,
-  idleMs = 1_000,
   timeoutMs = 10_000,
   maxQueue = 500,
   inThread = false,
@@ -86,7 +96,6 @@ export function createRenderer({
   const retiring = new Set<Slot>();
   let inline: Promise<(markdown: string) => string> | undefined;
   let nextId = 1;
-  let idleTimer: NodeJS.Timeout | undefined;
   let closed = false;
   let started = 0;
 
@@ -106,20 +115,6 @@ export function createRenderer({
     job.resolve(html);
     if (retiring.has(slot) && slot.jobs.size === 0) stop(slot);
     if (slot.jobs.size === 0) slot.worker.unref();
-    armIdle();
-  };
-
-  const armIdle = () => {
-    if (pending() > 0 || !(active || warming)) return;
-    if (idleTimer) idleTimer.refresh();
-    else {
-      idleTimer = setTimeout(() => {
-        idleTimer = undefined;
-        if (pending() > 0) return;
-        for (const slot of [active, warming]) if (slot) stop(slot);
-      }, idleMs);
-      idleTimer.unref();
-    }
   };
 
   const fallback = (job: Job, slot: Slot | undefined, reason: string) => {
@@ -143,6 +138,7 @@ export function createRenderer({
     worker.on("message", (answer: RenderAnswer) => {
       if ("ready" in answer) {
         slot.ready = true;
+        for (const job of slot.jobs.values()) startClock(slot, job);
         if (warming === slot) {
           // The replacement has loaded jsdom: it takes new renders, the old one finishes its own.
           if (active) retire(active);
@@ -198,6 +194,20 @@ export function createRenderer({
     }
   };
 
+  /*
+   * A job's time limit runs from when its worker has loaded, not from when it was
+   * sent: loading jsdom takes seconds on a busy machine, and counting it turned
+   * replies into escaped text whenever the load was slow, not the render.
+   */
+  const startClock = (slot: Slot, job: Job) => {
+    job.timer ??= setTimeout(() => {
+      if (!slot.jobs.has(job.id)) return;
+      // A render this slow means the worker is stuck on it: answer it as text, and replace the worker.
+      fallback(job, slot, `rendering took over ${timeoutMs} ms`);
+      if (job.stopsWorker) stop(slot);
+    }, timeoutMs);
+  };
+
   const dispatch = (job: Job, retry: boolean) => {
     if (inline || inThread) return void renderInline(job);
     if (!active) active = spawn();
@@ -206,14 +216,11 @@ export function createRenderer({
     if (slot.sent >= recycleAfter && !warming) warming = spawn();
     slot.sent++;
     job.attempts++;
+    job.stopsWorker = retry;
+    job.timer = undefined;
     slot.jobs.set(job.id, job);
     slot.worker.ref();
-    job.timer = setTimeout(() => {
-      if (!slot.jobs.has(job.id)) return;
-      // A render this slow means the worker is stuck on it: answer it as text, and replace the worker.
-      fallback(job, slot, `rendering took over ${timeoutMs} ms`);
-      if (retry) stop(slot);
-    }, timeoutMs);
+    if (slot.ready) startClock(slot, job);
     slot.worker.postMessage({ id: job.id, markdown: job.markdown } satisfies RenderJob);
   };
 
@@ -221,7 +228,7 @@ export function createRenderer({
     render(markdown) {
       closed = false;
       return new Promise<string>((resolve) => {
-        const job: Job = { id: nextId++, markdown, attempts: 0, resolve, timer: undefined as unknown as NodeJS.Timeout };
+        const job: Job = { id: nextId++, markdown, attempts: 0, resolve, stopsWorker: true };
         if (pending() >= maxQueue) return fallback(job, undefined, `more than ${maxQueue} renders were waiting`);
         dispatch(job, true);
       });
@@ -235,15 +242,12 @@ export function createRenderer({
       if (inline || active || warming) return;
       closed = false;
       active = spawn();
-      armIdle();
     },
     stats() {
       return { workersStarted: started, running: [active, warming, ...retiring].filter(Boolean).length, pending: pending(), inThread: inline !== undefined };
     },
     async close() {
       closed = true;
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = undefined;
       const slots = [active, warming, ...retiring].filter((slot): slot is Slot => slot !== undefined);
       for (const slot of slots) slot.stopping = true;
       await Promise.all(slots.map((slot) => slot.worker.terminate()));

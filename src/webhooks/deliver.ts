@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import { version } from "../version.js";
+import { version } from "../core/version.js";
 import { createPolicyLookup, urlProblem, type AddressPolicy } from "../net/address-policy.js";
 import { signWebhook } from "./signing.js";
 

@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from "../core/config.js";
 import type { EventBus, EventName } from "../core/events.js";
-import type { OutboxStore, WebhookStore } from "../core/storage/index.js";
+import type { Storage } from "../core/storage/index.js";
 import { createSender } from "./deliver.js";
 import { createWebhookRegistry, type WebhookRegistry } from "./registry.js";
 import { createDeliveryWorker } from "./worker.js";
@@ -36,15 +36,20 @@ export interface WebhookRuntime {
  * await runtime.registry.register(orgId, { url, events: ["lead_captured"] });
  * await runtime.close();
  */
-export function createWebhookRuntime(storage: { webhooks: WebhookStore; outbox: OutboxStore }, events: EventBus, config: ResolvedConfig): WebhookRuntime {
+export function createWebhookRuntime(storage: Pick<Storage, "webhooks" | "outbox" | "watchOutbox">, events: EventBus, config: ResolvedConfig): WebhookRuntime {
   const sender = createSender(config.webhooks);
   const worker = createDeliveryWorker(storage.outbox, sender, config.webhooks);
   events.onRecorded(({ deliveries }) => {
     if (deliveries > 0) worker.wake();
   });
+  // Rows another instance queued: its notification saves this worker part of its poll interval.
+  const unwatch = storage.watchOutbox?.(() => worker.wake());
   worker.start();
   return {
     registry: createWebhookRegistry(storage.webhooks, config.webhooks),
-    close: () => worker.stop(SHUTDOWN_GRACE_MS),
+    close: () => {
+      unwatch?.();
+      return worker.stop(SHUTDOWN_GRACE_MS);
+    },
   };
 }

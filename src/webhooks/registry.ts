@@ -149,10 +149,20 @@ export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy
 const notFound = () => ChatsvcError.notFound("Webhook not found");
 const forbidden = () => ChatsvcError.forbidden("You do not have access to this webhook");
 
+const ALLOW_ALL: AddressPolicy = { allowPrivateNetworks: true };
+
+/**
+ * How an operator lifts the refusal. It names the switches only: the addresses a
+ * name resolved to stay out of the answer, so it cannot be used to map an internal network.
+ */
+const ALLOW_PRIVATE_HINT =
+  "To deliver webhooks to private or local addresses, start the server with --allow-private-webhooks or CHATSVC_WEBHOOKS_ALLOW_PRIVATE=1 (library option webhooks.allowPrivateNetworks).";
+
 /** The normalised URL, or a 422 on `url` when it is malformed or points where webhooks may not go. */
 async function checkUrl(raw: string, policy: AddressPolicy): Promise<string> {
   const problem = urlProblem(raw, policy);
-  if (problem) throw ChatsvcError.validation({ url: [problem] });
+  // Only a refusal that allowing private networks would lift gets the hint; a bad scheme or IPv6 stays refused either way.
+  if (problem) throw ChatsvcError.validation({ url: [urlProblem(raw, ALLOW_ALL) === null ? `${problem} ${ALLOW_PRIVATE_HINT}` : problem] });
   const url = new URL(raw);
   if (url.hash) url.hash = "";
   const host = url.hostname;
@@ -168,7 +178,7 @@ async function checkUrl(raw: string, policy: AddressPolicy): Promise<string> {
       new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), REGISTRATION_DNS_TIMEOUT_MS))),
     ]);
     clearTimeout(timer);
-    if (refused) throw ChatsvcError.validation({ url: [`The url is not allowed: ${refused}.`] });
+    if (refused) throw ChatsvcError.validation({ url: [`The url is not allowed: ${refused}. ${ALLOW_PRIVATE_HINT}`] });
   }
   return url.href;
 }

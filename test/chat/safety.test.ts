@@ -40,14 +40,19 @@ describe("XSS", () => {
   it("replies quoting a hostile knowledge base are sanitised, in the reply and in history", async () => {
     await ingestDocs(h.service, "demo", [{ name: "hostile.md", content: PAYLOADS.map((p) => `Widgetron fact: ${p} is widgetron.`).join("\n\n") }]);
     const id = await openConversation(h);
-    const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: "widgetron fact widgetron link docs hidden forged branding" } });
-    expect(res.status).toBe(200);
-    expect(res.body.data.cannot_answer).toBe(false);
-    // The extractive model did quote the hostile sentences: their text is there, their markup is not.
-    expect(res.body.data.reply).toContain("widgetron link");
-    expectSafe(res.body.data.reply);
+    // One question per payload that carries text, so the extractive model quotes that hostile sentence.
+    for (const text of ["widgetron link", "widgetron docs", "widgetron hidden", "widgetron forged branding"]) {
+      const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: `Which widgetron fact mentions ${text}?` } });
+      expect(res.status).toBe(200);
+      expect(res.body.data.cannot_answer).toBe(false);
+      // The extractive model did quote the hostile sentence: its text is there, its markup is not.
+      expect(res.body.data.reply).toContain(text);
+      expectSafe(res.body.data.reply);
+    }
     const history = (await h.call(`/chatbots/demo/conversations/${id}`)).body.data;
-    expectSafe(history.messages[1].content);
+    const replies = history.messages.filter((m: { role: string }) => m.role === "assistant");
+    expect(replies).toHaveLength(4);
+    for (const message of replies) expectSafe(message.content);
   });
 
   it("visitor text comes back verbatim as plain text, and the reply to it is safe", async () => {

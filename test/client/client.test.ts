@@ -91,6 +91,27 @@ describe("the typed client against a real server", () => {
     }
   });
 
+  it("sends an idempotency key per call: a retried send or stream answers the first success, charged once", async () => {
+    const conversation = (await client.chatbots.startConversation("demo", {}, { idempotencyKey: "client-open" })).data.conversation_id;
+    expect((await client.chatbots.startConversation("demo", {}, { idempotencyKey: "client-open" })).data.conversation_id).toBe(conversation);
+    const used = async () => (await h.service.credits.status(h.tenant.organization.id)).credits_used;
+    const before = await used();
+    const first = await client.chatbots.send("demo", conversation, "How do I install it?", { idempotencyKey: "client-send" });
+    const again = await client.chatbots.send("demo", conversation, "How do I install it?", { idempotencyKey: "client-send" });
+    expect(again).toEqual(first);
+    const streamed = [];
+    for await (const event of client.chatbots.stream("demo", conversation, "And the API key?", { idempotencyKey: "client-stream" })) streamed.push(event);
+    const replayed = [];
+    for await (const event of client.chatbots.stream("demo", conversation, "And the API key?", { idempotencyKey: "client-stream" })) replayed.push(event);
+    expect(replayed).toEqual([streamed.at(-1)]);
+    expect(await used()).toBe(before + 2);
+  });
+
+  it("reads and sets a chatbot's widget budgets", async () => {
+    expect((await client.chatbots.setWidgetBudget("demo", { chatbot_per_hour: 7 })).data.limits.chatbot_per_hour).toBe(7);
+    expect((await client.chatbots.widgetBudget("demo")).data.overrides).toEqual({ visitor_per_day: null, chatbot_per_hour: 7, chatbot_per_day: null });
+  });
+
   it("has a method for every route of the API", () => {
     // Runs after the tests above, which call every method once.
     expect([...routesHit].sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());

@@ -86,6 +86,23 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
     expect(bad.stderr).toContain("hex colour");
   });
 
+  it("bots budget shows and sets a chatbot's widget budgets", async () => {
+    await cli("orgs", "create", "--name", "A");
+    await cli("bots", "create", "--org", "1", "--slug", "shop", "--name", "Shop");
+    const set = (await cli("bots", "budget", "shop", "--per-hour", "5", "--visitor-per-day", "0", "--json")).json();
+    expect(set).toEqual({
+      limits: { visitor_per_day: 0, chatbot_per_hour: 5, chatbot_per_day: 1000 },
+      overrides: { visitor_per_day: 0, chatbot_per_hour: 5, chatbot_per_day: null },
+    });
+    const shown = await cli("bots", "budget", "shop");
+    expect(shown.stdout).toMatch(/chatbot_per_hour\s+5\s+chatbot/);
+    expect(shown.stdout).toMatch(/chatbot_per_day\s+1000\s+default/);
+    expect((await cli("bots", "budget", "shop", "--per-hour", "default", "--json")).json().limits.chatbot_per_hour).toBe(200);
+    const bad = await cli("bots", "budget", "shop", "--per-day", "lots");
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("chatbot_per_day");
+  });
+
   it("manages API keys through their whole life cycle", async () => {
     await cli("orgs", "create", "--name", "A");
     await cli("users", "create", "--org", "1", "--email", "a@a.test");

@@ -28,6 +28,24 @@ describe("the error envelope", () => {
     expect(res.body.message).toBe("Invalid JSON body");
   });
 
+  it("415 for a body sent as anything but JSON, before anything is stored; JSON types with parameters and +json pass", async () => {
+    const before = (await h.call("/conversations")).body.meta.total;
+    for (const type of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x", "application/jsonp"]) {
+      const res = await h.call(open, { method: "POST", body: '{"visitor_id":"v"}', headers: { "content-type": type } });
+      expect(res.status, type).toBe(415);
+      expectErrorEnvelope(res.body, 415);
+      expect(res.body.message).toBe("Unsupported Content-Type: send the body as application/json");
+    }
+    expect((await h.call("/conversations")).body.meta.total).toBe(before);
+    for (const type of ["application/json; charset=utf-8", "APPLICATION/JSON", "application/merge-patch+json"]) {
+      const res = await h.call(open, { method: "POST", body: '{"visitor_id":"v"}', headers: { "content-type": type } });
+      expect(res.status, type).toBe(201);
+    }
+    // `curl -X POST` sends no body; a form type on an empty body names nothing wrong.
+    const empty = await h.call(open, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "content-length": "0" } });
+    expect(empty.status).toBe(201);
+  });
+
   it("401 without a key", async () => {
     const res = await h.call(open, { key: null, json: {} });
     expect(res.status).toBe(401);

@@ -24,7 +24,7 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   await ingestDocs(harness.service);
   const creditsBefore = (await harness.service.credits.status(harness.tenant.organization.id)).credits_used;
 
-  const writer = spawn(process.execPath, ["--import", "tsx", WRITER, harness.dbFile, String(harness.tenant.user.id)], {
+  const writer = spawn(process.execPath, ["--import", "tsx", WRITER, harness.database.options.database ?? harness.dbFile, String(harness.tenant.user.id)], {
     cwd: fileURLToPath(new URL("../..", import.meta.url)),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -33,10 +33,10 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   writer.stderr.on("data", (d: Buffer) => (writerOut += d.toString()));
   const writerExit = new Promise<number | null>((resolve) => writer.on("exit", resolve));
   try {
-    // Start the load once the other writer is running.
-    const deadline = Date.now() + 15_000;
+    // Start the load once the other writer is running. No deadline of its own: starting it (tsx
+    // compiling the service) takes what the machine gives it, and the test's timeout bounds it.
     while (!writerOut.includes("started")) {
-      if (Date.now() > deadline || writer.exitCode !== null) throw new Error(`writer did not start: ${writerOut}`);
+      if (writer.exitCode !== null) throw new Error(`writer did not start: ${writerOut}`);
       await new Promise((r) => setTimeout(r, 20));
     }
 
@@ -100,4 +100,4 @@ it("50 conversations on 20 parallel clients while another process ingests and ch
   } finally {
     writer.kill("SIGKILL");
   }
-}, 40_000);
+}, 120_000);

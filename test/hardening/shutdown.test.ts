@@ -40,11 +40,14 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 15_000;
-  while (!/listening on (\S+)/.test(stdout)) {
-    if (Date.now() > deadline) throw new Error(`serve did not start: ${stdout}${stderr}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  // Waits on what the server says, not on a guess of how long it takes: the test's timeout bounds a server that never says it.
+  const said = async (output: () => string, pattern: RegExp) => {
+    while (!pattern.test(output())) {
+      if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}) before printing ${pattern}: ${stdout}${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await said(() => stdout, /listening on (\S+)/);
   const base = /listening on (\S+)/.exec(stdout)![1]!;
   const key = tenant.key.key;
   const conversation = (await request(`${base}/api/v1/chatbots/demo/conversations`, { key, json: {} })).body.data.conversation_id;
@@ -58,7 +61,8 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   const reader = response.body!.getReader();
   let streamed = new TextDecoder().decode((await reader.read()).value);
   child.kill("SIGTERM");
-  await new Promise((r) => setTimeout(r, 100));
+  // Logged in the same synchronous step that closes the listener and the idle connections.
+  await said(() => stderr, /"msg":"shutting down"/);
   await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) streamed += new TextDecoder().decode(chunk.value);
   expect(streamed).toContain("event: done");

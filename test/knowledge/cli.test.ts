@@ -29,11 +29,11 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     expect(ingested.code).toBe(0);
     // Not a terminal: no progress bar on stderr.
     expect(ingested.stderr).toBe("");
-    expect(ingested.json()).toMatchObject({ added: 2, updated: 0, skipped: 0, failed: [], chunks: 2, ms: expect.any(Number) });
+    expect(ingested.json()).toMatchObject({ added: 2, updated: 0, skipped: 0, skipped_inputs: [], failed: [], chunks: 2, ms: expect.any(Number) });
 
     const human = await cli(["ingest", "demo", docs, join(dir, "missing.md")]);
     expect(human.code).toBe(1);
-    expect(human.stdout).toMatch(/^Ingested into "demo": 0 added, 0 updated, 2 skipped \(unchanged or duplicate\), 1 failed; 0 chunks in \d+\.\d s\.\n  failed: .*missing\.md: no such file or folder\n$/);
+    expect(human.stdout).toMatch(/^Ingested into "demo": 0 added, 0 updated, 2 unchanged or duplicate, 0 skipped, 1 failed; 0 chunks in \d+\.\d s\.\n  failed: .*missing\.md: no such file or folder\n$/);
 
     const listed = (await cli(["kb", "list", "demo", "--json"])).json() as { id: number; name: string }[];
     expect(listed.map((d) => d.name)).toEqual(expect.arrayContaining(["a.md", "b.txt", "quick-start.md"]));
@@ -50,6 +50,38 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     expect(reindexed).toMatchObject({ embedder: "hash", chunks: expect.any(Number) });
     expect(reindexed.chunks).toBeGreaterThan(1);
     expect((await cli(["kb", "reindex", "demo"])).stdout).toMatch(/^Re-embedded \d+ chunks with "hash" in \d+\.\d s\.\n$/);
+  });
+
+  it("lists a folder's unsupported files and empty files as skipped, with the reason, and exits 0", async () => {
+    await cli(["init", "--json"]);
+    const docs = join(dir, "docs");
+    mkdirSync(docs);
+    writeFileSync(join(docs, "guide.md"), "# Guide\nHow to return an order.\n");
+    writeFileSync(join(docs, "empty.md"), "");
+    writeFileSync(join(docs, "diagram.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+
+    const human = await cli(["ingest", "demo", docs]);
+    expect(human.code).toBe(0);
+    expect(human.stdout.split("\n")).toEqual([
+      expect.stringMatching(/^Ingested into "demo": 1 added, 0 updated, 0 unchanged or duplicate, 2 skipped, 0 failed; 1 chunks in \d+\.\d s\.$/),
+      `  skipped: ${join(docs, "diagram.png")}: unsupported file type ".png"; supported: .md, .markdown, .txt, .html, .htm, .json, .pdf`,
+      `  skipped: ${join(docs, "empty.md")}: empty: no text to index`,
+      "",
+    ]);
+
+    writeFileSync(join(docs, "notes.txt"), "");
+    const json = await cli(["ingest", "demo", docs, "--json"]);
+    expect(json.code).toBe(0);
+    expect(json.json()).toMatchObject({
+      added: 0,
+      skipped: 1,
+      failed: [],
+      skipped_inputs: [
+        { input: join(docs, "diagram.png"), reason: expect.stringContaining('unsupported file type ".png"') },
+        { input: join(docs, "empty.md"), reason: "empty: no text to index" },
+        { input: join(docs, "notes.txt"), reason: "empty: no text to index" },
+      ],
+    });
   });
 
   it("refuses an embedder switch without reindex, naming the command", async () => {

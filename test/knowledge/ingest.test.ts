@@ -68,7 +68,11 @@ describe("ingesting files and folders", () => {
 
     expect(report.added).toBe(8);
     expect(report.updated + report.skipped).toBe(0);
-    expect(report.chunks).toBe((await chunkCount()));
+    expect(report.chunks).toBe(await chunkCount());
+    // The folder's file of another type is listed, not silently dropped; a hidden folder stays unlisted.
+    expect(report.skipped_inputs.map((s) => [s.input.replace(h.dir, ""), s.reason])).toEqual([
+      ["/docs/logo.png", expect.stringContaining('unsupported file type ".png"; supported: .md')],
+    ]);
     expect(report.failed.map((f) => [f.input.replace(h.dir, ""), f.error])).toEqual([
       ["/missing.md", "no such file or folder"],
       ["/picture.png", expect.stringContaining('unsupported file type ".png"')],
@@ -100,6 +104,30 @@ describe("ingesting files and folders", () => {
     expect(hit!.score).toBeLessThanOrEqual(1);
   });
 
+  it("skips empty files with a note instead of failing, of every type, in a folder or named, and goes on", async () => {
+    const docs = join(h.dir, "mixed");
+    write(join(docs, "empty.md"), "");
+    write(join(docs, "blank.txt"), "\uFEFF \n\t\n");
+    write(join(docs, "empty.json"), "");
+    write(join(docs, "empty.pdf"), "");
+    write(join(docs, "real.md"), "# Real\nThis one has text.\n");
+    const named = write(join(h.dir, "named-empty.html"), "\n");
+
+    const report = await h.service.knowledge.ingest(BOT, [docs, named, { name: "pasted", content: "  " }]);
+
+    expect(report).toMatchObject({ added: 1, failed: [] });
+    const empty = "empty: no text to index";
+    expect(report.skipped_inputs.map((s) => [s.input.replace(h.dir, ""), s.reason])).toEqual([
+      ["/mixed/blank.txt", empty],
+      ["/mixed/empty.json", empty],
+      ["/mixed/empty.md", empty],
+      ["/mixed/empty.pdf", empty],
+      ["/named-empty.html", empty],
+      ["pasted", empty],
+    ]);
+    expect(await (await h.service.knowledge.list(BOT)).map((d) => d.name)).toEqual(["real.md"]);
+  });
+
   it("skips unchanged documents and duplicates, and replaces a changed one's chunks", async () => {
     const file = write(join(h.dir, "policy.md"), "# Refunds\nRefunds are paid within 30 days of the request.\n");
     expect(await h.service.knowledge.ingest(BOT, [file])).toMatchObject({ added: 1, updated: 0, skipped: 0, chunks: 1 });
@@ -120,7 +148,7 @@ describe("ingesting files and folders", () => {
     expect(updated).toMatchObject({ id: first!.id, chunk_count: 2, created_at: first!.created_at });
     expect((await chunksOf("policy.md")).map((c) => c.content)).toEqual(["Refunds are now paid within 14 days.", "Exchanges are free of charge."]);
     // The old text is gone from the full-text index and from the vectors.
-    expect(fullTextHits("30")).toBe(0);
+    expect(await fullTextHits("30")).toBe(0);
     expect((await vectorCount())).toBe((await chunkCount()));
   });
 
@@ -134,7 +162,7 @@ describe("ingesting files and folders", () => {
     expect(await h.service.knowledge.list(BOT)).toEqual([]);
     expect((await chunkCount())).toBe(0);
     expect((await vectorCount())).toBe(0);
-    expect(fullTextHits("nine")).toBe(0);
+    expect(await fullTextHits("nine")).toBe(0);
     expect(await hasKnowledgeBase()).toBe(false);
     expect(await h.service.knowledge.search(BOT, "When do you open?")).toEqual([]);
     await expect(h.service.knowledge.remove(BOT, doc!.id)).rejects.toThrow(expect.objectContaining({ status: 404 }));

@@ -139,7 +139,7 @@ describe("full-text candidates", () => {
     const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));
     await service.knowledge.ingest("demo", docs);
     if (testEngine === "sqlite") {
-      const select = createTermSelector(sqliteOf(service));
+      const { select } = createTermSelector(sqliteOf(service));
       expect(select(["common", "unicorn", "page"])).toEqual(["unicorn"]);
       // Nothing rarer: the rarest frequent word stays, so the query still matches.
       expect(select(["common"])).toEqual(["common"]);

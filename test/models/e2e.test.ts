@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatServiceOptions } from "../../src/core/config.js";
 import { MODEL_FAILED_MESSAGE } from "../../src/models/errors.js";
-import { parseSse, type SseEvent } from "../../src/models/sse.js";
+import { parseSse, type SseEvent } from "../../src/net/sse.js";
 import { BRANDING, ingestDocs, openConversation, rowCounts } from "../chat/helpers.js";
 import type { FakeServer } from "../fixtures/fake-http.js";
 import { startFakeOllama } from "../fixtures/fake-ollama.js";

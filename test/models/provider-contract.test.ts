@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ChatsvcError } from "../../src/core/errors.js";
 import { isModelError, MODEL_FAILED_MESSAGE, type ModelError } from "../../src/models/errors.js";
 import { createOllamaModel } from "../../src/models/ollama.js";
@@ -151,26 +151,44 @@ describe.each(providers)("provider contract: $name", (provider) => {
     }
   });
 
-  it("a hanging server fails with a timeout after timeoutMs, for chat and stream", async () => {
+  /*
+   * These two fake the clock the time limit runs on (setTimeout only; sockets stay real) and move it
+   * past timeoutMs once the fake server has the request, or the first delta has arrived. With a real
+   * clock, a busy machine let the limit pass before the request reached the server or before the
+   * first delta, and the tests failed on what they did not test.
+   */
+  it("a hanging server fails with a timeout after timeoutMs, for chat and stream, and the request is abandoned", async () => {
     fake.behave({ chat: "hang" });
-    const model = provider.model(fake, { timeoutMs: 150 });
-    const started = Date.now();
-    expect((await failure(model.chat(request()))).kind).toBe("timeout");
-    expect((await failure(collect(model.stream(request())))).kind).toBe("timeout");
-    expect(Date.now() - started).toBeLessThan(2_000);
-    await fake.waitFor(() => fake.requests.filter((r) => r.aborted).length === 2);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const model = provider.model(fake, { timeoutMs: 150 });
+      const chat = failure(model.chat(request()));
+      await fake.waitFor(() => fake.requests.length === 1);
+      vi.advanceTimersByTime(149);
+      const stream = failure(collect(model.stream(request())));
+      await fake.waitFor(() => fake.requests.length === 2);
+      expect(fake.requests.filter((r) => r.aborted)).toHaveLength(0);
+      vi.advanceTimersByTime(1);
+      expect((await chat).kind).toBe("timeout");
+      vi.advanceTimersByTime(150);
+      expect((await stream).kind).toBe("timeout");
+      await fake.waitFor(() => fake.requests.filter((r) => r.aborted).length === 2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a stream that stalls after its first delta times out", async () => {
     fake.behave({ chat: "stall" });
-    const deltas: string[] = [];
-    const error = await failure(
-      (async () => {
-        for await (const delta of provider.model(fake, { timeoutMs: 150 }).stream(request())) deltas.push(delta);
-      })(),
-    );
-    expect(error.kind).toBe("timeout");
-    expect(deltas).toHaveLength(1);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const stream = provider.model(fake, { timeoutMs: 150 }).stream(request())[Symbol.asyncIterator]();
+      expect(await stream.next()).toEqual({ done: false, value: expect.any(String) });
+      vi.advanceTimersByTime(150);
+      expect((await failure(stream.next())).kind).toBe("timeout");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a timeout signal from the caller counts as a timeout, not a cancellation", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSse, type SseEvent } from "../../src/models/sse.js";
+import { parseSse, type SseEvent } from "../../src/net/sse.js";
 
 const encoder = new TextEncoder();
 

@@ -34,6 +34,9 @@ describe("real answers match the documented response schemas", () => {
     await call("listChatbots");
     await call("getChatbot", { params: { slug: "demo" } });
     await call("getChatbot", { params: { slug: "nope" } });
+    await call("getWidgetBudget", { params: { slug: "demo" } });
+    await call("setWidgetBudget", { params: { slug: "demo" }, ...json({ chatbot_per_hour: 0 }) });
+    await call("setWidgetBudget", { params: { slug: "demo" }, ...json({ chatbot_per_hour: "many" }) });
 
     const started = await call("startConversation", {
       params: { slug: "demo" },
@@ -45,18 +48,26 @@ describe("real answers match the documented response schemas", () => {
     const sent = await call("sendMessage", { params: conversation, ...json({ message: "How do I install chatsvc?" }) });
     expect(sent.body.data.reply).toContain("svc-branding");
 
-    // The streamed answer's `done` event carries the same envelope.
-    const sendRoute = routeById("sendMessage");
-    const streamed = await fetch(`${h.api}${pathOf(sendRoute, conversation)}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${h.tenant.key.key}`, "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ message: "How do I create an API key?" }),
-    });
-    const events = [];
-    for await (const event of readServerSentEvents(streamed.body!)) events.push(event);
-    const done = events.find((e) => e.event === "done")!;
-    expect(successEnvelope(sendRoute.response).safeParse(JSON.parse(done.data)).error?.issues ?? []).toEqual([]);
-    const latestReply = JSON.parse(done.data).data.message_id as number;
+    // The stream operation, and the send path with `Accept: text/event-stream`: a `done` event carrying the same envelope.
+    const streamDone = async (operationId: string, accept?: string) => {
+      const res = await fetch(`${h.api}${pathOf(routeById(operationId), conversation)}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${h.tenant.key.key}`, "content-type": "application/json", ...(accept && { accept }) },
+        body: JSON.stringify({ message: "How do I create an API key?" }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      expect(Object.keys((document.paths["/chatbots/{slug}/conversations/{id}/messages/stream"]!.post as any).responses["200"].content)).toEqual(["text/event-stream"]);
+      const events = [];
+      for await (const event of readServerSentEvents(res.body!)) events.push(event);
+      const done = JSON.parse(events.find((e) => e.event === "done")!.data);
+      expect(successEnvelope(routeById("sendMessage").response).safeParse(done).error?.issues ?? []).toEqual([]);
+      return done.data.message_id as number;
+    };
+    await streamDone("streamMessage");
+    succeeded.add("streamMessage");
+    await call("streamMessage", { params: conversation, ...json({}) });
+    const latestReply = await streamDone("sendMessage", "text/event-stream");
 
     await call("rateMessage", { params: conversation, ...json({ message_id: latestReply, rating: "good" }) });
     await call("regenerateMessage", { params: { ...conversation, message_id: latestReply } });

@@ -55,20 +55,48 @@ describe("the OpenAPI document", () => {
     expect(ok.properties.success).toEqual({ type: "boolean", const: true });
     expect(ok.properties.data).toEqual({ $ref: "#/components/schemas/Reply" });
     expect(ok.properties.meta).toEqual({ $ref: "#/components/schemas/CreditMeta" });
-    expect(send.responses["200"].content["text/event-stream"]).toBeDefined();
+    // One answer type per operation, so a generated client types the reply without a cast; the stream has its own.
+    expect(Object.keys(send.responses["200"].content)).toEqual(["application/json"]);
+    const stream = document.paths["/chatbots/{slug}/conversations/{id}/messages/stream"]!.post as any;
+    expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(stream.requestBody).toEqual(send.requestBody);
     expect(send.responses["429"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     expect(send.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ValidationError" });
     expect(document.components.schemas.ValidationError!.required).toContain("errors");
     expect(send.requestBody.content["application/json"].schema.properties.message).toEqual({ type: "string", minLength: 1, maxLength: 10_000 });
   });
 
-  it("points every reference at a schema it defines", () => {
+  it("points every reference at a schema or header it defines", () => {
     const refs = JSON.stringify(document).match(/"\$ref":"[^"]+"/g) ?? [];
     expect(refs.length).toBeGreaterThan(20);
     for (const ref of new Set(refs)) {
-      const name = /#\/components\/schemas\/(\w+)/.exec(ref)?.[1];
-      expect(name && document.components.schemas[name], ref).toBeTruthy();
+      const [, kind, name] = /#\/components\/(schemas|headers)\/([\w-]+)/.exec(ref) ?? [];
+      expect(kind && (document.components as any)[kind][name!], ref).toBeTruthy();
     }
+  });
+
+  it("describes X-Request-Id and the rate-limit headers on every answer, Retry-After on 429s and 409s, and 415 wherever a body is taken", () => {
+    expect(Object.keys(document.components.headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id"]);
+    for (const { key, op } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        expect(response.headers["X-Request-Id"], `${key} ${status}`).toEqual({ $ref: "#/components/headers/X-Request-Id" });
+        expect(response.headers["X-RateLimit-Remaining"], `${key} ${status}`).toBeDefined();
+        expect(response.headers["Retry-After"] !== undefined, `${key} ${status}`).toBe(status === "429" || status === "409");
+      }
+      expect(op.responses["415"] !== undefined, key).toBe(op.requestBody !== undefined);
+    }
+  });
+
+  it("names ids as the spec does: `lead_id` in the lead submission answer, `id` on records", () => {
+    const dataOf = (path: string, method: string, status: string) => {
+      const schema = (document.paths[path] as any)[method].responses[status].content["application/json"].schema.properties.data;
+      return schema.$ref ? document.components.schemas[schema.$ref.split("/").pop()]! : schema;
+    };
+    const submitted = dataOf("/chatbots/{slug}/conversations/{id}/leads", "post", "201") as any;
+    expect(submitted.required).toEqual(expect.arrayContaining(["lead_id", "conversation_id"]));
+    expect(submitted.properties.id).toBeUndefined();
+    expect((dataOf("/leads/{id}", "get", "200") as any).required).toContain("id");
+    expect((dataOf("/chatbots/{slug}/conversations/{id}", "get", "200") as any).required).toContain("id");
   });
 
   it("is served at /api/v1/openapi.json without a key", async () => {

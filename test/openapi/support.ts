@@ -39,6 +39,11 @@ export function createRouteCaller(h: Harness, document: { paths: Record<string, 
     const res = await h.call(`${pathOf(route, params)}${search}`, { ...init, method: route.method });
     const documented = document.paths[route.path.replace(/:(\w+)/g, "{$1}")]![route.method.toLowerCase()].responses as Record<string, unknown>;
     expect(Object.keys(documented), `${operationId} answered ${res.status}: ${res.text.slice(0, 300)}`).toContain(String(res.status));
+    // The headers the document promises on every answer, and Retry-After on a rate-limit 429.
+    const response = (documented as Record<string, { headers: Record<string, unknown> }>)[String(res.status)]!;
+    for (const name of Object.keys(response.headers)) {
+      if (name !== "Retry-After" || /Too many/.test(res.body?.message)) expect(res.headers.get(name), `${operationId} ${res.status}: ${name}`).not.toBeNull();
+    }
     if (res.status < 400) {
       expect(successStatuses(route)).toContain(res.status);
       const parsed = successEnvelope(route.response).safeParse(res.body);

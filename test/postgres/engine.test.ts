@@ -157,7 +157,7 @@ describe("PostgreSQL shared by several instances", () => {
     const { org, bot } = await tenant(a!);
     await a!.webhooks.register({ organization_id: org.id, url: "http://127.0.0.1:9/hook", events: ["conversation_started"], name: null, default_name: "hook", secret: "whsec_x", now: now() });
     let wakes = 0;
-    b!.outboxSignal.watch(() => wakes++);
+    b!.watchOutbox(() => wakes++);
     await expect.poll(() => wakes, { timeout: 2_000 }).toBe(1); // the wake-up every new listener gets
     await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot.id, `n${i}`)));
     await expect.poll(() => wakes, { timeout: 1_000, interval: 20 }).toBeGreaterThan(1);
@@ -208,6 +208,19 @@ describe("PostgreSQL shared by several instances", () => {
     expect(refused).toMatchObject({ remaining: 0, retryAfterSeconds: 20 });
     // Another key has its own bucket.
     expect(await b!.rateLimits.take("ip:192.0.2.2", bucket)).toMatchObject({ ok: true, remaining: 2 });
+  });
+
+  it("counts widget budgets and claims idempotency keys once across instances", async () => {
+    const [a, b, c] = await instances(3);
+    const { org, bot } = await tenant(a!);
+    const counters = [{ budget: "chatbot_per_hour" as const, subject: "", period: "2026-01-01T10:00:00.000Z", limit: 5 }];
+    const reservations = await Promise.all(Array.from({ length: 12 }, (_, i) => [a, b, c][i % 3]!.widgetBudgets.reserve(bot.id, counters, now())));
+    expect(reservations.filter((r) => r.ok)).toHaveLength(5);
+    expect(reservations.filter((r) => !r.ok && r.first)).toHaveLength(1);
+
+    const at = { now: now(), expiredBefore: "2000-01-01T00:00:00.000Z", staleBefore: "2000-01-01T00:00:00.000Z" };
+    const claims = await Promise.all(Array.from({ length: 9 }, (_, i) => [a, b, c][i % 3]!.idempotency.claim(org.id, "key-1", "fp", at)));
+    expect(claims.filter((r) => r.claimed)).toHaveLength(1);
   });
 
   it("answers full-text search for any visitor text without an error", async () => {

@@ -43,7 +43,7 @@ function deliveries(service: ChatService) {
 }
 
 describe("delivery", () => {
-  it("POSTs each of the four events as {event, data}, signed, with JSON and chatsvc user-agent headers", async () => {
+  it("POSTs each event as {event, data}, signed, with JSON and chatsvc user-agent headers", async () => {
     const h = await harness();
     const r = await receiver();
     const { secret } = await register(h, `${r.url}/hook`);
@@ -51,7 +51,7 @@ describe("delivery", () => {
     const sent = EVENT_NAMES.map((name, i) => sampleEvent(name, org, i + 1));
     for (const event of sent) expect(await emit(h.service, event)).toEqual({ type: "webhook", event: event.name, deliveries: 1 });
 
-    const got = await r.waitFor(4);
+    const got = await r.waitFor(sent.length);
     expect(got.map((g) => g.json).sort((a, b) => a.event.localeCompare(b.event))).toEqual(
       sent.map((e) => ({ event: e.name, data: e.data })).sort((a, b) => a.event.localeCompare(b.event)),
     );
@@ -65,7 +65,7 @@ describe("delivery", () => {
       expect(verifyWebhook(secret, g.headers, g.body)).toBe(true);
       expect(verifyWebhook(secret, g.headers, g.body.replace("}", ',"x":1}'))).toBe(false);
     }
-    expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(4);
+    expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(sent.length);
   });
 
   it("sends only to active webhooks of the event's organisation subscribed to it, and nothing for a rolled-back change", async () => {

@@ -18,6 +18,9 @@ const ownAddresses = await lookup(ownName, { family: 4, all: true }).then(
   () => [] as string[],
 );
 
+const ALLOW_HINT =
+  "To deliver webhooks to private or local addresses, start the server with --allow-private-webhooks or CHATSVC_WEBHOOKS_ALLOW_PRIVATE=1 (library option webhooks.allowPrivateNetworks).";
+
 const hook = { url: "https://hooks.example.com/chatsvc", events: ["lead_captured", "conversation_started"], name: "CRM" };
 
 describe("POST /webhooks", () => {
@@ -99,10 +102,27 @@ describe("POST /webhooks", () => {
       h = await startHarness();
       const res = await h.call("/webhooks", { json: { url: `http://${ownName}:8080/hook`, events: ["lead_captured"] } });
       expect(res.status).toBe(422);
-      expect(res.body.errors.url).toEqual([`The url is not allowed: ${ownName} does not resolve to a public address.`]);
+      expect(res.body.errors.url).toEqual([`The url is not allowed: ${ownName} does not resolve to a public address. ${ALLOW_HINT}`]);
       for (const address of ownAddresses) expect(res.text).not.toContain(address);
     },
   );
+
+  it.each([
+    ["http://10.0.0.8/", "The url is not allowed: 10.0.0.8 is not a public address (private)."],
+    ["http://localhost:3000/hook", "The url is not allowed: localhost is a local name."],
+  ])("the refusal of %s says how to allow private addresses", async (url, reason) => {
+    h = await startHarness();
+    const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
+    expect(res.body.errors.url).toEqual([`${reason} ${ALLOW_HINT}`]);
+  });
+
+  it("a refusal that allowing private addresses would not lift gives no such hint", async () => {
+    h = await startHarness();
+    for (const url of ["http://[::1]/hook", "ftp://example.com/x"]) {
+      const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
+      expect(res.body.errors.url).toEqual([expect.not.stringContaining("allow-private-webhooks")]);
+    }
+  });
 
   it("accepts private addresses when the service allows private networks", async () => {
     h = await startHarness({ webhooks: { allowPrivateNetworks: true } });

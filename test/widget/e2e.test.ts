@@ -69,6 +69,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the widget in headless Chromium against `chatsv
 
     const answer = panel.locator(".msg.bot").nth(1);
     expect(await answer.locator(".source").count()).toBeGreaterThan(0);
+    // A file source shows its title beside its file name.
+    expect(await answer.locator(".source").first().innerText()).toMatch(/^\S.* \([\w-]+\.md\)$/);
     expect((await answer.locator(".bubble").innerText()).toLowerCase()).toContain("key");
     await expectVisibleBranding(answer.locator(".svc-branding"));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRateLimiter } from "../../src/widget/rate-limit.js";
+import { createRateLimiter } from "../../src/net/token-buckets.js";
 
 const clock = () => {
   let t = 0;

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createChatService, type ChatService } from "../../src/service.js";
 import { testDatabase } from "../support/database.js";
-import { createWidgetTokens, widgetSecret } from "../../src/widget/token.js";
+import { createWidgetTokens, widgetSecret } from "../../src/http/widget/token.js";
 import { tempDir } from "../support/harness.js";
 
 const SECRET = Buffer.alloc(32, 7);

@@ -118,6 +118,27 @@ export function registerBots(program: Command): void {
   });
 
   bots
+    .command("budget <slug>")
+    .description("Show or set the chatbot's widget message budgets (a number, 0 for no limit, or 'default')")
+    .option("--visitor-per-day <n>", "messages one visitor (client IP) may send per UTC day")
+    .option("--per-hour <n>", "messages the chatbot answers per UTC hour, all visitors together")
+    .option("--per-day <n>", "messages the chatbot answers per UTC day, all visitors together")
+    .option("--json", "print JSON")
+    .action(async (slug: string, opts: { visitorPerDay?: string; perHour?: string; perDay?: string; json?: boolean }, cmd: Command) => {
+      await withService(cmd, async (service) => {
+        const limit = (value: string | undefined) => (value === undefined ? undefined : value === "default" ? null : Number(value));
+        const input = { visitor_per_day: limit(opts.visitorPerDay), chatbot_per_hour: limit(opts.perHour), chatbot_per_day: limit(opts.perDay) };
+        const bot = await service.chatbots.get(slug);
+        const budget = Object.values(input).some((v) => v !== undefined) ? await service.widgetBudgets.set(bot, input) : await service.widgetBudgets.get(bot);
+        if (opts.json) return printJson(budget);
+        printTable(
+          Object.entries(budget.limits).map(([name, value]) => ({ budget: name, limit: value === 0 ? "none" : value, set_by: budget.overrides[name as keyof typeof budget.overrides] === null ? "default" : "chatbot" })),
+          ["budget", "limit", "set_by"],
+        );
+      });
+    });
+
+  bots
     .command("delete <slug>")
     .description("Delete a chatbot with its conversations, leads and knowledge")
     .option("--json", "print the result as JSON")

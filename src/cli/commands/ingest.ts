@@ -34,8 +34,9 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
 /** The human summary of an ingest run. */
 export function formatIngestReport(slug: string, r: IngestReport): string {
   const lines = [
-    `Ingested into "${slug}": ${r.added} added, ${r.updated} updated, ${r.skipped} skipped (unchanged or duplicate), ${r.failed.length} failed; ` +
-      `${r.chunks} chunks in ${(r.ms / 1000).toFixed(1)} s.`,
+    `Ingested into "${slug}": ${r.added} added, ${r.updated} updated, ${r.skipped} unchanged or duplicate, ` +
+      `${r.skipped_inputs.length} skipped, ${r.failed.length} failed; ${r.chunks} chunks in ${(r.ms / 1000).toFixed(1)} s.`,
+    ...r.skipped_inputs.map((s) => `  skipped: ${s.input}: ${s.reason}`),
     ...r.failed.map((f) => `  failed: ${f.input}: ${f.error}`),
   ];
   return `${lines.join("\n")}\n`;
@@ -49,7 +50,8 @@ export function registerIngest(program: Command): void {
     .option("--allow-private-urls", "fetch URLs on private, loopback and other non-public addresses too")
     .addHelpText(
       "after",
-      "\nUnchanged documents are skipped, changed ones replaced. Exits with 1 when any input failed (the others are still ingested).\n" +
+      "\nUnchanged documents are skipped, changed ones replaced. Empty files, and files of other types inside a folder,\n" +
+        "are listed as skipped with the reason. Exits with 1 when any input failed (the others are still ingested).\n" +
         "URLs on private, loopback, link-local (cloud metadata) and reserved addresses are refused, also after a redirect,\n" +
         "unless --allow-private-urls (or CHATSVC_INGEST_ALLOW_PRIVATE=1) is given.",
     )

@@ -3,6 +3,7 @@ import type { ExposedFile } from "../../core/storage/index.js";
 import type { Logger } from "../../http/logger.js";
 import { databaseLabel, databaseOptions } from "../context.js";
 import { parseCount } from "../output.js";
+import { onParentExit, startedByNpm } from "../parent-exit.js";
 import { initIfEmpty, printBootstrap } from "./init.js";
 
 export function registerServe(program: Command): void {
@@ -28,6 +29,8 @@ export function registerServe(program: Command): void {
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
       });
       try {
+        // Setting up ingests the bundled docs (about a second): say so first rather than sit silent.
+        if (await service.isEmpty()) process.stdout.write(`First run: setting up ${service.config.db} (organisation, API key, demo chatbot with chatsvc's docs)...\n`);
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
@@ -40,8 +43,9 @@ export function registerServe(program: Command): void {
             `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
         );
         let stopping = false;
-        const stop = async (signal: string) => {
+        const stop = async (signal: string, { repeatForces = true } = {}) => {
           if (stopping) {
+            if (!repeatForces) return;
             // A second signal means the operator will not wait: pending deliveries are in the outbox anyway.
             logger.log("warn", "forced exit", { signal });
             process.exit(1);
@@ -59,6 +63,9 @@ export function registerServe(program: Command): void {
         };
         process.on("SIGINT", () => void stop("SIGINT"));
         process.on("SIGTERM", () => void stop("SIGTERM"));
+        // Under npm the signal reaches only npm's shell, whose exit is then our cue. Elsewhere (nohup, a shell's `&`)
+        // the server outlives its parent on purpose. Ctrl-C signals the whole group, so this may come after SIGINT.
+        if (startedByNpm()) onParentExit(() => void stop("parent exited", { repeatForces: false }));
       } catch (error) {
         await service.close();
         throw error;

@@ -29,14 +29,16 @@
  * - outbox.record: the event's outbox rows.
  * - outbox.settle: every attempt's outcome with its webhook's counters, then the claim of due rows.
  * - keys.touch, outbox.release: the whole batch.
+ * - widgetBudgets.reserve / release: every counter of the message (all or none).
+ * - idempotency.claim: one conditional upsert (then a read when someone else holds the key).
  * Other writes are single statements.
  *
  * Events: a write that records events returns them (`WithEvents`) with the
  * number of outbox rows each queued; the caller publishes them to in-process
  * listeners after the method resolved, i.e. after commit.
  *
- * Not here yet: rate-limit and idempotency records (in-process today); they
- * get their own interface when they move into the database.
+ * Not here yet: the API and widget rate limits (in-process token buckets
+ * today); they get their own interface when they move into the database.
  */
 import type { ChangeFeed } from "./changes.js";
 import type { ChatbotStore } from "./chatbots.js";
@@ -47,7 +49,10 @@ import type { LeadStore } from "./leads.js";
 import type { OrgStore } from "./orgs.js";
 import type { SettingStore } from "./settings.js";
 import type { UserStore } from "./users.js";
+import type { IdempotencyStore } from "./idempotency.js";
+import type { RateLimitStore } from "./rate-limits.js";
 import type { KeyStore } from "./keys.js";
+import type { WidgetBudgetStore } from "./widget-budgets.js";
 import type { OutboxEncoder, OutboxStore, WebhookStore } from "./webhooks.js";
 
 export type * from "./changes.js";
@@ -55,6 +60,8 @@ export type * from "./chatbots.js";
 export type * from "./conversations.js";
 export type * from "./credits.js";
 export type * from "./events.js";
+export type * from "./idempotency.js";
+export type * from "./rate-limits.js";
 export type * from "./keys.js";
 export type * from "./knowledge.js";
 export type * from "./leads.js";
@@ -62,6 +69,7 @@ export type * from "./orgs.js";
 export type * from "./settings.js";
 export type * from "./users.js";
 export type * from "./webhooks.js";
+export type * from "./widget-budgets.js";
 
 /** A database file whose permissions let group or others in (SQLite; other engines report none). */
 export interface ExposedFile {
@@ -85,6 +93,18 @@ export interface Storage {
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
   readonly settings: SettingStore;
+  /**
+   * Rate-limit buckets in the database, on engines several instances share
+   * (PostgreSQL); absent where one process serves (SQLite keeps them in memory).
+   */
+  readonly rateLimits?: RateLimitStore;
+  /**
+   * Calls `onDue` when another instance queued outbox rows (a wake-up hint; workers
+   * poll anyway). Engines several instances share provide it. Returns a function that stops.
+   */
+  watchOutbox?(onDue: () => void): () => void;
+  readonly idempotency: IdempotencyStore;
+  readonly widgetBudgets: WidgetBudgetStore;
   readonly changes: ChangeFeed;
   /** A small real write proving the database takes writes (health checks); rejects with the engine's error. */
   probeWrite(): Promise<void>;

@@ -90,6 +90,8 @@ export interface KnowledgeStore {
    * engine picks among them and never fails on what visitors type.
    */
   fullText(chatbotId: number, words: string[], limit: number): Promise<number[]>;
+  /** Of `words` (lower-case), those found in at least one chunk of any chatbot. */
+  knownWords(words: string[]): Promise<string[]>;
 
   embedder(): Promise<EmbedderRecord | undefined>;
   vectorState(chatbotId: number): Promise<VectorState>;

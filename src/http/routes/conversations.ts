@@ -60,6 +60,7 @@ const created = <T>(ctx: RouteContext, value: T) => {
 
 const SLUG_403 = { 403: "The slug names no chatbot of your organisation" };
 const CONVERSATION_404 = { 404: "The conversation does not exist or belongs to another chatbot" };
+const SEND_ERRORS = { ...SLUG_403, ...CONVERSATION_404, 400: "The conversation has ended", 429: "The organisation's monthly credits are used up" };
 const chatbotConversation = { slug: slugParam, id: idParam("Conversation") };
 const ACCOUNT_CONVERSATION = { 403: "The conversation belongs to another organisation", 404: "The conversation does not exist" };
 
@@ -68,6 +69,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations",
     operationId: "startConversation",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Start a conversation",
     description: "Keep `conversation_id` for the later calls. One conversation per visitor session can carry many messages. Fires `conversation_started`.",
@@ -83,28 +85,41 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages",
     operationId: "sendMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Send a visitor message and receive the AI reply",
     description:
       "Render `data.reply` as HTML, unmodified: it carries the branding element while branding is required. `meta` has the organisation's credits after this message. " +
-      "With `Accept: text/event-stream` the answer is Server-Sent Events instead: `delta` events `{text}` (Markdown as the model writes it), then one `done` event whose data is the JSON envelope below, or one `error` event carrying an error envelope. " +
+      "With `Accept: text/event-stream` this path answers Server-Sent Events instead, exactly as `POST .../messages/stream` does (documented there, so this operation's answer has one type). " +
       "A 500 stores nothing and charges nothing: retry once. A client that disconnects before the answer is complete (either way) gets nothing stored or charged. Fires `message_received`.",
     params: chatbotConversation,
     body: sendSchema,
-    stream: true,
     response: { data: replySchema, meta: creditMetaSchema },
-    errors: {
-      ...SLUG_403,
-      ...CONVERSATION_404,
-      400: "The conversation has ended",
-      429: "The organisation's monthly credits are used up",
-    },
-    handler: async ({ event, service, principal, params, body }) => {
+    errors: SEND_ERRORS,
+    handler: async ({ event, service, principal, params, body, idempotentReply }) => {
       const pending = await service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
-      if (wantsEventStream(event)) return streamReply(event, pending);
+      if (wantsEventStream(event)) return streamReply(event, idempotentReply(pending));
       const { data, meta } = await pending.answer({ signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
+  },
+  {
+    method: "POST",
+    path: "/chatbots/:slug/conversations/:id/messages/stream",
+    operationId: "streamMessage",
+    idempotent: true,
+    tags: ["Chatbots"],
+    summary: "Send a visitor message and receive the AI reply as Server-Sent Events",
+    description:
+      "`delta` events `{text}` (Markdown as the model writes it: show it as text), then one `done` event whose data is the JSON envelope `sendMessage` answers, or one `error` event carrying an error envelope. " +
+      "Refusals known before the model is called are ordinary JSON answers. A client that disconnects before `done` gets nothing stored or charged. Fires `message_received`.",
+    params: chatbotConversation,
+    body: sendSchema,
+    stream: true,
+    response: { data: replySchema, meta: creditMetaSchema, description: "The event stream; its `done` event carries the envelope described by `sendMessage`" },
+    errors: SEND_ERRORS,
+    handler: async ({ event, service, principal, params, body, idempotentReply }) =>
+      streamReply(event, idempotentReply(await service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never))),
   },
   {
     method: "POST",
@@ -124,6 +139,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/messages/:message_id/regenerate",
     operationId: "regenerateMessage",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Replace the latest assistant reply with a new answer",
     description: "The old reply is left out of history from then on. Charged like a message.",
@@ -191,6 +207,7 @@ export const conversationRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/conversations/:id/messages",
     operationId: "addConversationMessage",
+    idempotent: true,
     tags: ["Conversations"],
     summary: "Add a message to a conversation (no AI call)",
     description:

@@ -12,6 +12,7 @@ export const leadRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/chatbots/:slug/conversations/:id/leads",
     operationId: "submitLead",
+    idempotent: true,
     tags: ["Chatbots"],
     summary: "Submit a lead",
     description: "At least one of `name`, `email`, `phone` (else 422). The lead appears in `GET /leads`; fires `lead_captured`.",

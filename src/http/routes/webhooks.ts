@@ -33,6 +33,7 @@ export const webhookRoutes: RouteDefinition[] = [
     method: "POST",
     path: "/webhooks",
     operationId: "registerWebhook",
+    idempotent: true,
     tags: ["Webhooks"],
     summary: "Register a webhook",
     description:

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Branding } from "../../core/branding.js";
 import type { Appearance, ChatbotDetail, ChatbotListItem } from "../../core/chatbots.js";
+import type { WidgetBudget } from "../../core/widget-budgets.js";
 import { integer, timestamp } from "./common.js";
 
 export const chatbotListItemSchema = z
@@ -49,3 +50,17 @@ export const chatbotDetailSchema = chatbotListItemSchema
   .meta({ id: "ChatbotDetail", description: "A chatbot's configuration" }) satisfies z.ZodType<ChatbotDetail>;
 
 export const chatbotListMetaSchema = z.strictObject({ total: integer });
+
+const budgetLimits = <T extends z.ZodType>(value: T, description: string) =>
+  z.strictObject({
+    visitor_per_day: value.meta({ description: `Widget messages one visitor (client IP) may send per UTC day; ${description}` }),
+    chatbot_per_hour: value.meta({ description: `Widget messages the chatbot answers per UTC hour, all visitors together; ${description}` }),
+    chatbot_per_day: value.meta({ description: `Widget messages the chatbot answers per UTC day, all visitors together; ${description}` }),
+  });
+
+export const widgetBudgetResponseSchema = z
+  .strictObject({
+    limits: budgetLimits(integer.min(0), "0 means no limit"),
+    overrides: budgetLimits(integer.min(0).nullable(), "null means the server's default"),
+  })
+  .meta({ id: "WidgetBudget", description: "The limits in force and the chatbot's own settings" }) satisfies z.ZodType<WidgetBudget>;

@@ -35,6 +35,7 @@ export const sourceSchema = z
     type: z.string().meta({ description: "`file` or `url`" }),
     score: z.number().meta({ description: "Relevance in 0..1" }),
     url: z.string().optional().meta({ description: "Set for web pages; a clickable link when `type` is `url`" }),
+    title: z.string().optional().meta({ description: "A file's title (its first heading), when it has one other than its name" }),
   })
   .meta({ id: "Source", description: "A knowledge source a reply drew from" }) satisfies z.ZodType<Source>;
 

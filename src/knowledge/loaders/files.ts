@@ -19,21 +19,27 @@ export const FILE_FORMATS: Readonly<Record<string, SourceFormat>> = {
 export const MAX_FILE_BYTES = 20 * 1024 * 1024;
 
 /**
- * Supported files under a folder, recursively, in a stable order. Hidden
- * entries and `node_modules` are skipped, and so are files of other types.
+ * Files under a folder, recursively, in a stable order, each with the reason
+ * it is left out when it is of a type the loaders do not read (so the report
+ * can say so). Hidden entries and `node_modules` are passed over silently:
+ * they are never documentation, and listing them would bury the report.
  *
  * @example
- * for await (const file of walkFolder("./docs")) console.log(file);
+ * for await (const { path, unsupported } of walkFolder("./docs")) console.log(path, unsupported ?? "ok");
  */
-export async function* walkFolder(dir: string): AsyncGenerator<string> {
+export async function* walkFolder(dir: string): AsyncGenerator<{ path: string; unsupported?: string }> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* walkFolder(path);
-    else if (entry.isFile() && FILE_FORMATS[extname(entry.name).toLowerCase()]) yield path;
+    else if (entry.isFile()) yield FILE_FORMATS[extname(entry.name).toLowerCase()] ? { path } : { path, unsupported: unsupportedType(path) };
   }
+}
+
+function unsupportedType(path: string): string {
+  return `unsupported file type "${extname(path).toLowerCase() || "(none)"}"; supported: ${Object.keys(FILE_FORMATS).join(", ")}`;
 }
 
 /**
@@ -46,9 +52,8 @@ export async function loadFile(path: string): Promise<LoadedDocument> {
   const absolute = resolve(path);
   const extension = extname(absolute).toLowerCase();
   const format = FILE_FORMATS[extension];
-  if (!format) {
-    throw new LoadError(`unsupported file type "${extension || "(none)"}"; supported: ${Object.keys(FILE_FORMATS).join(", ")}`);
-  }
+  // Named on its own, a file of another type is a mistake worth failing on; in a folder it is only skipped.
+  if (!format) throw new LoadError(unsupportedType(absolute));
   let size: number;
   try {
     size = (await stat(absolute)).size;
@@ -62,8 +67,19 @@ export async function loadFile(path: string): Promise<LoadedDocument> {
   } catch (error) {
     throw new LoadError(readableFsError(error));
   }
+  // Empty is not malformed: an empty .json or .pdf is left out like an empty .md, not failed as unparsable.
+  if (isBlank(bytes)) return { name: basename(absolute), type: "file", source: absolute, url: null, format: "txt", text: "", bytes: bytes.byteLength };
   const converted = await convert(format, bytes);
   return { name: basename(absolute), type: "file", source: absolute, url: null, format: converted.format, text: converted.text, bytes: bytes.byteLength };
+}
+
+const WHITESPACE_BYTES = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);
+
+/** No bytes, or only ASCII whitespace after an optional UTF-8 BOM; stops at the first other byte, so a real file costs nothing. */
+function isBlank(bytes: Uint8Array): boolean {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  for (let i = start; i < bytes.length; i++) if (!WHITESPACE_BYTES.has(bytes[i]!)) return false;
+  return true;
 }
 
 /** `ENOENT` and friends in words. */

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { IngestOptions } from "../../core/config.js";
-import type { IngestInput } from "../types.js";
+import type { IngestInput, IngestSkip } from "../types.js";
 import { convertText } from "./convert.js";
 import { LoadError } from "./errors.js";
 import { loadFile, readableFsError, walkFolder } from "./files.js";
@@ -20,15 +20,16 @@ export interface ExpandFailure {
 
 /**
  * Expands ingest inputs into single targets: folders into their supported
- * files, strings starting with `http(s)://` into URLs, the rest into files.
+ * files (the others listed as skipped), strings starting with `http(s)://` into URLs, the rest into files.
  * Only paths are kept in memory, so a folder of thousands of files is cheap.
  *
  * @example
- * const { targets, failed } = await expandInputs(["./docs", "https://example.com/faq"]);
+ * const { targets, failed, skipped } = await expandInputs(["./docs", "https://example.com/faq"]);
  */
-export async function expandInputs(inputs: IngestInput[]): Promise<{ targets: LoadTarget[]; failed: ExpandFailure[] }> {
+export async function expandInputs(inputs: IngestInput[]): Promise<{ targets: LoadTarget[]; failed: ExpandFailure[]; skipped: IngestSkip[] }> {
   const targets: LoadTarget[] = [];
   const failed: ExpandFailure[] = [];
+  const skipped: IngestSkip[] = [];
   for (const input of inputs) {
     if (typeof input !== "string") {
       targets.push({ kind: "text", name: input.name, content: input.content, format: input.format ?? "md", url: input.url ?? null });
@@ -42,13 +43,17 @@ export async function expandInputs(inputs: IngestInput[]): Promise<{ targets: Lo
     const path = resolve(input);
     try {
       const info = await stat(path);
-      if (info.isDirectory()) for await (const file of walkFolder(path)) targets.push({ kind: "file", path: file });
-      else targets.push({ kind: "file", path });
+      if (info.isDirectory()) {
+        for await (const file of walkFolder(path)) {
+          if (file.unsupported) skipped.push({ input: file.path, reason: file.unsupported });
+          else targets.push({ kind: "file", path: file.path });
+        }
+      } else targets.push({ kind: "file", path });
     } catch (error) {
       failed.push({ input, error: readableFsError(error) });
     }
   }
-  return { targets, failed };
+  return { targets, failed, skipped };
 }
 
 /** What a target is called in progress lines and failure reports. */

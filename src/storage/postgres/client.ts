@@ -21,6 +21,7 @@ export function statement(name: string, text: string): Statement {
 }
 
 export async function all<T>(q: Queryable, s: Statement, values: unknown[] = []): Promise<T[]> {
+  if (holdsNul(values)) return nothingHoldsNul(s);
   return (await q.query<T & pg.QueryResultRow>({ name: s.name, text: s.text, values })).rows;
 }
 
@@ -30,7 +31,21 @@ export async function one<T>(q: Queryable, s: Statement, values: unknown[] = [])
 
 /** Rows changed by a write. */
 export async function run(q: Queryable, s: Statement, values: unknown[] = []): Promise<number> {
+  if (holdsNul(values)) return nothingHoldsNul(s).length;
   return (await q.query({ name: s.name, text: s.text, values })).rowCount ?? 0;
+}
+
+/*
+ * PostgreSQL text cannot hold U+0000 and refuses a parameter containing it, where
+ * SQLite just finds no match. Input validation refuses NUL in what is stored, so a
+ * NUL can only reach storage in a lookup (a slug, an e-mail from a URL): no stored
+ * row can match it, and a read answers nothing instead of failing the request.
+ */
+const holdsNul = (values: unknown[]) => values.some((v) => typeof v === "string" && v.includes("\u0000"));
+
+function nothingHoldsNul(s: Statement): never[] {
+  if (/^\s*SELECT\b/i.test(s.text)) return [];
+  throw new Error(`chatsvc: text with U+0000 reached a PostgreSQL write (${s.name}); validation should have refused it`);
 }
 
 /**

@@ -23,7 +23,12 @@ const search = statement(
   `SELECT id FROM chunks WHERE chatbot_id = $2 AND search @@ ${QUERY}
     ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
 );
-const frequency = statement("fulltext_frequency", `SELECT count(*)::int AS n FROM chunks WHERE search @@ ${QUERY}`);
+// Every uncached word's document frequency in one round trip.
+const frequencies = statement(
+  "fulltext_frequencies",
+  `SELECT w.word, (SELECT count(*) FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word))::int AS n
+     FROM unnest($1::text[]) AS w(word)`,
+);
 const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks");
 
 /**
@@ -34,41 +39,51 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  *
  * @example
  * const fullText = createFullTextSearch(pool);
- * await fullText(bot.id, ["refund", "invoice"], 24); // [chunk ids]
+ * await fullText.search(bot.id, ["refund", "invoice"], 24); // [chunk ids]
  */
 export function createFullTextSearch(pool: pg.Pool) {
   let cache = new Map<string, number>();
   let limit = 0;
   let since = -Infinity;
 
-  const documentFrequency = async (word: string): Promise<number> => {
-    let n = cache.get(word);
-    if (n === undefined) {
-      n = (await one<{ n: number }>(pool, frequency, [word]))!.n;
-      cache.set(word, n);
-    }
-    return n;
-  };
-
-  const select = async (words: string[]): Promise<string[]> => {
+  const refresh = async () => {
     const now = Date.now();
     if (now - since > CACHE_MS || cache.size > CACHE_MAX) {
       cache = new Map();
       limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * (await one<{ n: number }>(pool, total))!.n);
       since = now;
     }
-    const counted = await Promise.all(words.map(async (word) => ({ word, n: await documentFrequency(word) })));
-    const ranked = counted.sort((a, b) => a.n - b.n);
+  };
+
+  const documentFrequencies = async (words: string[]): Promise<Map<string, number>> => {
+    await refresh();
+    const missing = [...new Set(words.filter((w) => !cache.has(w)))];
+    if (missing.length > 0) {
+      for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [missing])) cache.set(word, n);
+    }
+    return cache;
+  };
+
+  const select = async (words: string[]): Promise<string[]> => {
+    const counts = await documentFrequencies(words);
+    const ranked = words.map((word) => ({ word, n: counts.get(word) ?? 0 })).sort((a, b) => a.n - b.n);
     return ranked
       .filter((t, i) => i === 0 || t.n <= limit)
       .slice(0, MAX_TERMS)
       .map((t) => t.word);
   };
 
-  return async function fullText(chatbotId: number, words: string[], max: number): Promise<number[]> {
-    const picked = await select(words);
-    if (picked.length === 0) return [];
-    const rows = await all<{ id: number }>(pool, search, [picked.join(" or "), chatbotId, max]);
-    return rows.map((r) => r.id);
+  return {
+    async search(chatbotId: number, words: string[], max: number): Promise<number[]> {
+      const picked = await select(words);
+      if (picked.length === 0) return [];
+      const rows = await all<{ id: number }>(pool, search, [picked.join(" or "), chatbotId, max]);
+      return rows.map((r) => r.id);
+    },
+    /** The words found in at least one chunk (of any chatbot). */
+    async known(words: string[]): Promise<string[]> {
+      const counts = await documentFrequencies(words);
+      return words.filter((word) => (counts.get(word) ?? 0) > 0);
+    },
   };
 }

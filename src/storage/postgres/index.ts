@@ -16,6 +16,8 @@ import { createPgRateLimitStore } from "./rate-limits.js";
 import { createPgSettingStore } from "./settings.js";
 import { createPgUserStore } from "./users.js";
 import { createPgWebhookStore } from "./webhooks.js";
+import { createPgIdempotencyStore } from "./idempotency.js";
+import { createPgWidgetBudgetStore } from "./widget-budgets.js";
 
 export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
 
@@ -23,10 +25,8 @@ export { isPostgresUrl, migratePostgres, openPostgres } from "./open.js";
 export interface PostgresStorage extends Storage {
   readonly engine: "postgres";
   readonly db: PgDb;
-  /** Rate-limit buckets every instance shares. */
   readonly rateLimits: RateLimitStore;
-  /** Wake-ups when another instance queued webhook deliveries (a hint; workers poll anyway). */
-  readonly outboxSignal: Pick<OutboxSignal, "watch">;
+  watchOutbox(onDue: () => void): () => void;
 }
 
 export interface PostgresStorageOptions extends StorageOptions, OpenPostgresOptions {
@@ -62,7 +62,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
   return {
     engine: "postgres",
     db,
-    outboxSignal: signal,
+    watchOutbox: (onDue) => signal.watch(onDue),
     rateLimits,
     orgs: createPgOrgStore(pool),
     users: createPgUserStore(pool),
@@ -75,6 +75,8 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     webhooks: createPgWebhookStore(pool),
     outbox: createPgOutboxStore(pool, encodeEvent, queued),
     settings: createPgSettingStore(pool),
+    widgetBudgets: createPgWidgetBudgetStore(pool),
+    idempotency: createPgIdempotencyStore(pool),
     changes,
     async probeWrite() {
       await run(pool, probe, [new Date().toISOString()]);

@@ -109,7 +109,12 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
             added++;
           }
           if (chunks.length === 0) continue;
-          const ids = await all<{ id: number; ordinal: number }>(tx, insertChunks, [documentId, chatbotId, chunks.map((c) => c.heading), chunks.map((c) => c.content)]);
+          const ids = await all<{ id: number; ordinal: number }>(tx, insertChunks, [
+            documentId,
+            chatbotId,
+            chunks.map((c) => storable(c.heading)),
+            chunks.map((c) => storable(c.content)),
+          ]);
           ids.sort((a, b) => a.ordinal - b.ordinal);
           await run(tx, insertVectors, [ids.map((r) => r.id), chatbotId, chunks.map((c) => toBytes(c.vector))]);
         }
@@ -131,7 +136,8 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
     chunks: (ids) => (ids.length === 0 ? Promise.resolve([]) : all(pool, chunksByIds, [ids])),
     chunksOfChatbot: (chatbotId) => all(pool, chunksOfBot, [chatbotId]),
     chatbotsWithChunks: async () => (await all<{ chatbot_id: number }>(pool, botsWithChunks)).map((r) => r.chatbot_id),
-    fullText,
+    fullText: (chatbotId, words, limit) => fullText.search(chatbotId, words, limit),
+    knownWords: (words) => fullText.known(words),
 
     async embedder() {
       const row = await one<{ value: string }>(pool, readSetting, [EMBEDDER_SETTING]);
@@ -162,6 +168,11 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
         await bumpRevision(tx, "knowledge");
       }),
   };
+}
+
+/** Ingested files may contain U+0000, which PostgreSQL text cannot hold: it becomes U+FFFD, as an unreadable byte would. */
+function storable(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
 }
 
 function toBytes(vector: Float32Array): Buffer {

@@ -309,3 +309,48 @@ export const rateBuckets = pgTable(
   },
   (t) => [index("rate_buckets_full_idx").on(t.fullMs)],
 );
+
+/** A chatbot's own widget message budgets; null means the configured default. */
+export const widgetBudgets = pgTable("widget_budgets", {
+  chatbotId: integer("chatbot_id")
+    .primaryKey()
+    .references(() => chatbots.id, { onDelete: "cascade" }),
+  visitorPerDay: integer("visitor_per_day"),
+  chatbotPerHour: integer("chatbot_per_hour"),
+  chatbotPerDay: integer("chatbot_per_day"),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Widget messages counted per budget, subject (a visitor's hash, or empty for the chatbot) and period. */
+export const widgetBudgetCounters = pgTable(
+  "widget_budget_counters",
+  {
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    budget: text("budget").notNull(),
+    subject: text("subject").notNull(),
+    /** Start of the period, ISO. */
+    period: text("period").notNull(),
+    used: integer("used").notNull().default(0),
+    exhaustedAt: text("exhausted_at"),
+  },
+  (t) => [primaryKey({ columns: [t.chatbotId, t.budget, t.subject, t.period] }), index("widget_budget_counters_period_idx").on(t.period)],
+);
+
+/** `Idempotency-Key` records per organisation: who runs a request, then its answer. */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    state: text("state", { enum: ["running", "done"] }).notNull(),
+    status: integer("status"),
+    body: text("body"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.key] }), index("idempotency_keys_created_idx").on(t.createdAt)],
+);

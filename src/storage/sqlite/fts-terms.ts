@@ -16,8 +16,8 @@ const CACHE_MAX = 50_000;
  * by FTS5 itself (so its stemming applies) and cached per word.
  *
  * @example
- * const select = createTermSelector(sqlite);
- * select(["api", "refund", "the"]); // ["refund", "api"] on a small base
+ * const terms = createTermSelector(sqlite);
+ * terms.select(["api", "refund", "the"]); // ["refund", "api"] on a small base
  */
 export function createTermSelector(sqlite: Sqlite) {
   const frequency = sqlite.prepare<[string], { n: number }>("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?");
@@ -35,15 +35,26 @@ export function createTermSelector(sqlite: Sqlite) {
     return n;
   };
 
-  return function select(words: string[]): string[] {
+  const refresh = () => {
     const now = Date.now();
     if (now - since > CACHE_MS || cache.size > CACHE_MAX) {
       cache = new Map();
       limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * total.get()!.n);
       since = now;
     }
-    const ranked = words.map((word) => ({ word, n: documentFrequency(word) })).sort((a, b) => a.n - b.n);
-    const kept = ranked.filter((t, i) => i === 0 || t.n <= limit).slice(0, MAX_FTS_TERMS);
-    return kept.map((t) => t.word);
+  };
+
+  return {
+    select(words: string[]): string[] {
+      refresh();
+      const ranked = words.map((word) => ({ word, n: documentFrequency(word) })).sort((a, b) => a.n - b.n);
+      const kept = ranked.filter((t, i) => i === 0 || t.n <= limit).slice(0, MAX_FTS_TERMS);
+      return kept.map((t) => t.word);
+    },
+    /** The words found in at least one chunk (of any chatbot): related words a knowledge base never uses only blur a query. */
+    known(words: string[]): string[] {
+      refresh();
+      return words.filter((word) => documentFrequency(word) > 0);
+    },
   };
 }

@@ -4,6 +4,7 @@ import { createConversationStore } from "./conversations.js";
 import { createCredits } from "./credits.js";
 import { createRecorder } from "./events.js";
 import { exposedDatabaseFiles } from "./file-permissions.js";
+import { createIdempotencyStore } from "./idempotency.js";
 import { createKeyStore } from "./keys.js";
 import { createKnowledgeStore } from "./knowledge.js";
 import { createLeadStore } from "./leads.js";
@@ -12,6 +13,7 @@ import { createOrgStore } from "./orgs.js";
 import { createSettingStore } from "./settings.js";
 import { createUserStore } from "./users.js";
 import { createOutboxStore, createWebhookStore } from "./webhooks.js";
+import { createWidgetBudgetStore } from "./widget-budgets.js";
 import { createWriteProbe } from "./write-probe.js";
 
 /** The SQLite engine's storage, with its connection for chatsvc's own tests and benchmarks. */
@@ -52,6 +54,8 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record),
       settings: createSettingStore(sqlite),
+      idempotency: createIdempotencyStore(sqlite),
+      widgetBudgets: createWidgetBudgetStore(sqlite),
       changes: { version: () => dataVersion.get()! },
       async probeWrite() {
         probe();

@@ -61,7 +61,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     .raw();
 
   const fullText = createFullTextSearch(sqlite);
-  const selectTerms = createTermSelector(sqlite);
+  const terms = createTermSelector(sqlite);
 
   const embedder = (): EmbedderRecord | undefined => {
     const value = readSetting.get(EMBEDDER_SETTING);
@@ -135,8 +135,11 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       return botsWithChunks.all();
     },
     async fullText(chatbotId, words, limit) {
-      const match = ftsMatch(selectTerms(words));
+      const match = ftsMatch(terms.select(words));
       return match ? fullText(match, chatbotId, limit) : [];
+    },
+    async knownWords(words) {
+      return terms.known(words);
     },
     async embedder() {
       return embedder();

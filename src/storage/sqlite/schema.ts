@@ -250,3 +250,53 @@ export const settings = sqliteTable("settings", {
   value: text("value").notNull(),
   updatedAt: text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
 });
+
+/** A chatbot's own widget budgets; a null column (or no row) means the configured default. */
+export const widgetBudgets = sqliteTable("widget_budgets", {
+  chatbotId: integer("chatbot_id")
+    .primaryKey()
+    .references(() => chatbots.id, { onDelete: "cascade" }),
+  visitorPerDay: integer("visitor_per_day"),
+  chatbotPerHour: integer("chatbot_per_hour"),
+  chatbotPerDay: integer("chatbot_per_day"),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Widget messages counted per chatbot, budget, subject and period; rows of past periods are pruned. */
+export const widgetBudgetCounters = sqliteTable(
+  "widget_budget_counters",
+  {
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    /** `visitor_per_day`, `chatbot_per_hour` or `chatbot_per_day`. */
+    budget: text("budget").notNull(),
+    /** A hash of the visitor's IP for the visitor budget; empty for the chatbot's own budgets. */
+    subject: text("subject").notNull(),
+    /** Start of the period (ISO, UTC hour or day). */
+    period: text("period").notNull(),
+    used: integer("used").notNull().default(0),
+    /** When a message was first refused in this period: the budget's exhaustion is announced once. */
+    exhaustedAt: text("exhausted_at"),
+  },
+  (t) => [primaryKey({ columns: [t.chatbotId, t.budget, t.subject, t.period] }), index("widget_budget_counters_period_idx").on(t.period)],
+);
+
+/** `Idempotency-Key` records of each organisation: the request's fingerprint and, once done, its answer. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** Hash of the method, path and body the key was first used with. */
+    fingerprint: text("fingerprint").notNull(),
+    state: text("state", { enum: ["running", "done"] }).notNull(),
+    status: integer("status"),
+    /** The JSON answer, once done. */
+    body: text("body"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.key] }), index("idempotency_keys_created_idx").on(t.createdAt)],
+);

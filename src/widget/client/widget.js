@@ -357,7 +357,7 @@
           sources.map((s) =>
             s.type === "url" && isHttp(s.url)
               ? h("a", { class: "source", href: s.url, target: "_blank", rel: "noopener noreferrer", title: s.url }, s.name)
-              : h("span", { class: "source", title: s.name }, s.name),
+              : h("span", { class: "source", title: s.name }, s.title ? `${s.title} (${s.name})` : s.name),
           ),
         ),
       );

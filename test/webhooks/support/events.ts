@@ -5,7 +5,7 @@ import { internalsOf, type ChatService } from "../../../src/service.js";
 const agent = { id: 1, name: "Demo", slug: "demo" };
 const at = "2025-01-02T03:04:05.000Z";
 
-/** Payloads of the four events in the shapes DESIGN.md fixes. */
+/** Payloads of the events in the shapes DESIGN.md and the README fix. */
 export function sampleEvent(name: DomainEvent["name"], organizationId: number, id = 1): DomainEvent {
   const conversation = {
     id,
@@ -43,6 +43,12 @@ export function sampleEvent(name: DomainEvent["name"], organizationId: number, i
           session_id: "api_session_7",
           created_at: at,
         },
+      };
+    case "budget_exhausted":
+      return {
+        name,
+        organizationId,
+        data: { agent, budget: "chatbot_per_hour", limit: 200, period_start: "2025-01-02T03:00:00.000Z", resets_at: "2025-01-02T04:00:00.000Z", exhausted_at: at },
       };
   }
 }

@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { ChatService } from "../service.js";
+import type { ChatService } from "../../service.js";
 
 /** The chatbot `serve`'s demo page shows; bootstrap creates it. */
 export const DEMO_SLUG = "demo";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { H3Event } from "h3";
-import { packageRoot } from "../core/package-root.js";
+import { packageRoot } from "../../core/package-root.js";
 
 /** The widget script as served: its bytes, gzipped once, and their ETag. */
 export interface WidgetScript {

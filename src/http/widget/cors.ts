@@ -1,6 +1,6 @@
 import type { H3Event } from "h3";
-import type { Chatbot } from "../core/chatbots.js";
-import { ChatsvcError } from "../core/errors.js";
+import type { Chatbot } from "../../core/chatbots.js";
+import { ChatsvcError } from "../../core/errors.js";
 
 /** Headers the widget sends beyond the CORS-safelisted ones. */
 export const WIDGET_TOKEN_HEADER = "x-widget-token";

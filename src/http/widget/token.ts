@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { ChatsvcError } from "../core/errors.js";
-import type { ChatService } from "../service.js";
+import { ChatsvcError } from "../../core/errors.js";
+import type { ChatService } from "../../service.js";
 
 /** What a visitor's token grants: one conversation of one chatbot, until `exp`. */
 export interface WidgetTokenClaims {

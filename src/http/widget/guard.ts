@@ -1,10 +1,10 @@
 import type { H3Event } from "h3";
-import type { Chatbot } from "../core/chatbots.js";
-import { ChatsvcError } from "../core/errors.js";
-import { clientIp } from "../http/client-ip.js";
-import type { ChatService } from "../service.js";
+import type { Chatbot } from "../../core/chatbots.js";
+import { ChatsvcError } from "../../core/errors.js";
+import { clientIp } from "../client-ip.js";
+import type { ChatService } from "../../service.js";
 import { allowOrigin, mayUseWidget, requestOrigin, WIDGET_TOKEN_HEADER, widgetRefused, type RequestOrigin, type SameOriginPolicy } from "./cors.js";
-import { createRateLimiter, type RateDecision } from "./rate-limit.js";
+import { createBucketLimiter, type RateDecision } from "../../net/token-buckets.js";
 import type { WidgetTokens } from "./token.js";
 
 /** A widget request that passed the chatbot's origin policy and the per-IP limit. */
@@ -39,8 +39,8 @@ export interface WidgetGuard {
  */
 export function createWidgetGuard(service: ChatService, tokens: () => Promise<WidgetTokens>, { sameOrigin }: { sameOrigin: SameOriginPolicy }): WidgetGuard {
   const { ipRatePerMinute, visitorRatePerMinute } = service.config.widget;
-  const perIp = createRateLimiter({ capacity: ipRatePerMinute, refillPerSecond: ipRatePerMinute / 60 });
-  const perVisitor = createRateLimiter({ capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 });
+  const perIp = createBucketLimiter("widget-ip", { capacity: ipRatePerMinute, refillPerSecond: ipRatePerMinute / 60 }, service.sharedRateLimits);
+  const perVisitor = createBucketLimiter("widget-conversation", { capacity: visitorRatePerMinute, refillPerSecond: visitorRatePerMinute / 60 }, service.sharedRateLimits);
 
   const admitOrigin = async (event: H3Event, slug: string): Promise<Admitted> => {
     const origin = requestOrigin(event, sameOrigin);
@@ -56,14 +56,14 @@ export function createWidgetGuard(service: ChatService, tokens: () => Promise<Wi
     async admit(event, slug) {
       const admitted = await admitOrigin(event, slug);
       const ip = clientIp(event, service.config) ?? "unknown";
-      refuseWhenSpent(perIp.take(`ip:${ip}`));
+      refuseWhenSpent(await perIp.take(`ip:${ip}`));
       return admitted;
     },
 
     async conversation(event, { bot }, conversationId) {
       const claims = (await tokens()).verify(event.req.headers.get(WIDGET_TOKEN_HEADER));
       if (claims.chatbot_id !== bot.id || claims.conversation_id !== conversationId) throw ChatsvcError.notFound("Conversation not found");
-      refuseWhenSpent(perVisitor.take(`conversation:${conversationId}`));
+      refuseWhenSpent(await perVisitor.take(`conversation:${conversationId}`));
       return conversationId;
     },
   };

@@ -1,3 +1,4 @@
+import type { RateLimitStore } from "../core/storage/rate-limits.js";
 /** What {@link RateLimiter.take} decided. */
 export interface RateDecision {
   /** True when the request may go ahead. */
@@ -84,5 +85,30 @@ export function createRateLimiter({ capacity, refillPerSecond, maxKeys = 10_000,
     get size() {
       return buckets.size;
     },
+  };
+}
+
+/** Takes from a bucket kept in this process (a decision now) or in a shared store (a decision to wait for). */
+export interface BucketLimiter {
+  take(key: string, cost?: number): RateDecision | Promise<RateDecision>;
+}
+
+/**
+ * Token buckets that hold for every instance sharing `shared` (the database's
+ * rate-limit store), or in-process buckets when there is no shared store (one
+ * instance, e.g. on SQLite). `name` keeps each limit's keys apart in the shared
+ * store. When the store fails (the database is unreachable a moment), this
+ * process's own buckets decide instead: requests are still limited, per instance.
+ *
+ * @example
+ * const perIp = createBucketLimiter("api-ip", { capacity: 600, refillPerSecond: 10 }, storage.rateLimits);
+ * const decision = await perIp.take("192.0.2.1");
+ */
+export function createBucketLimiter(name: string, options: RateLimiterOptions, shared?: RateLimitStore): BucketLimiter {
+  const local = createRateLimiter(options);
+  if (!shared) return local;
+  const bucket = { capacity: options.capacity, refillPerSecond: options.refillPerSecond };
+  return {
+    take: (key, cost = 1) => shared.take(`${name}:${key}`, bucket, cost).catch(() => local.take(key, cost)),
   };
 }

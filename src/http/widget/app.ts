@@ -1,16 +1,19 @@
 import { H3, getRouterParam, type H3Event } from "h3";
-import { MAX_MESSAGE_CHARS } from "../chat/chat.js";
-import type { Branding } from "../core/branding.js";
-import type { Chatbot } from "../core/chatbots.js";
-import { ChatsvcError } from "../core/errors.js";
-import { reportUnexpected } from "../http/app.js";
-import { readJsonBody } from "../http/body.js";
-import { ok } from "../http/envelope.js";
-import { toErrorEnvelope, type HttpErrorReporter } from "../http/errors.js";
-import { looseId, visitorContext } from "../http/routes/conversations.js";
-import { streamReply, wantsEventStream } from "../http/sse.js";
-import type { ChatService } from "../service.js";
-import { publicOrigin } from "../http/own-origins.js";
+import { MAX_MESSAGE_CHARS, type PendingReply } from "../../chat/chat.js";
+import type { Branding } from "../../core/branding.js";
+import type { Chatbot } from "../../core/chatbots.js";
+import { ChatsvcError } from "../../core/errors.js";
+import type { BudgetReservation } from "../../core/widget-budgets.js";
+import type { ChatService } from "../../service.js";
+import { reportUnexpected } from "../app.js";
+import { readJsonBody } from "../body.js";
+import { clientIp } from "../client-ip.js";
+import { ok } from "../envelope.js";
+import { toErrorEnvelope, type HttpErrorReporter } from "../errors.js";
+import { createLogger, type LogSink } from "../logger.js";
+import { publicOrigin } from "../own-origins.js";
+import { looseId, visitorContext } from "../routes/conversations.js";
+import { streamReply, wantsEventStream } from "../sse.js";
 import { allowPreflight, sameOriginPolicy } from "./cors.js";
 import { createWidgetGuard, type Admitted } from "./guard.js";
 import { loadWidgetScript, serveWidgetScript } from "./script.js";
@@ -32,6 +35,8 @@ export interface WidgetAppOptions {
   ownOrigins?: readonly string[];
   /** Called with unexpected errors (the client sees a bare 500). Default: `console.error`. */
   onUnexpectedError?: HttpErrorReporter;
+  /** Where log lines go (the first refusal of a widget budget in each period; level from the service's `logLevel`). Default: stderr. */
+  logSink?: LogSink;
 }
 
 /** `GET /widget/{slug}/config` data: what the widget needs to draw itself, nothing an owner keeps private. */
@@ -52,8 +57,8 @@ type Handler = (event: H3Event, admitted: Admitted) => unknown;
  * The public widget surface as an h3 v2 app: `GET /widget.js` and the JSON/SSE
  * endpoints under `/widget/{slug}/...` the script calls. No API key: each
  * chatbot's `allowed_origins` decide which websites may use it, a signed
- * token scopes a visitor to their one conversation, and per-IP and
- * per-visitor limits answer 429. The handlers call the same service methods
+ * token scopes a visitor to their one conversation, per-IP and
+ * per-visitor limits answer 429, and so do the chatbot's widget budgets. The handlers call the same service methods
  * as the API, so conversations count credits and fire webhooks alike
  * (with `source: "widget"`). Mount it at the root, or under a prefix.
  *
@@ -69,8 +74,10 @@ export function createWidgetApp(
     sameOriginSlugs = [],
     ownOrigins = service.config.publicUrl ? [publicOrigin(service.config.publicUrl)] : [],
     onUnexpectedError = reportUnexpected,
+    logSink,
   }: WidgetAppOptions = {},
 ): H3 {
+  const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
   loadWidgetScript();
   // The secret is read (or created) on the first request that needs it, so building the app does no I/O.
   let signing: Promise<WidgetTokens> | undefined;
@@ -128,7 +135,11 @@ export function createWidgetApp(
   visitorRoute("GET", "/widget/:slug/conversations/:id", async (_event, { bot }, id) => ok(await service.conversations.history(bot.organization_id, bot.slug, id)));
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
-    const pending = forVisitor(await service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never));
+    const checked = await service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
+    const reservation = await service.widgetBudgets.reserve(bot, clientIp(event, service.config), (spent) =>
+      logger.log("warn", "widget budget exhausted", { chatbot: spent.agent.slug, budget: spent.budget, limit: spent.limit, resets_at: spent.resets_at }),
+    );
+    const pending = forVisitor(givingBackUnanswered(checked, reservation));
     if (wantsEventStream(event)) return streamReply(event, pending);
     return ok((await pending.answer({ signal: event.req.signal })).data);
   });
@@ -151,6 +162,21 @@ export function createWidgetApp(
     }),
   );
   return app;
+}
+
+/** A pending reply that gives its budget reservation back when no answer is stored (model failure, abandoned, refused). */
+function givingBackUnanswered(pending: PendingReply, reservation: BudgetReservation): PendingReply {
+  return {
+    conversationId: pending.conversationId,
+    async answer(options) {
+      try {
+        return await pending.answer(options);
+      } catch (error) {
+        await reservation.release();
+        throw error;
+      }
+    },
+  };
 }
 
 async function toWidgetConfig(service: ChatService, bot: Chatbot): Promise<WidgetConfig> {

@@ -1,6 +1,6 @@
-import type { ChatReply, PendingReply, ReplyData } from "../chat/chat.js";
-import { ChatsvcError } from "../core/errors.js";
-import type { ErrorEnvelope } from "../http/envelope.js";
+import type { ChatReply, PendingReply, ReplyData } from "../../chat/chat.js";
+import { ChatsvcError } from "../../core/errors.js";
+import type { ErrorEnvelope } from "../envelope.js";
 
 /** A reply as an anonymous visitor gets it through the widget. */
 export type VisitorReply = Pick<ReplyData, "reply" | "conversation_id" | "message_id" | "cannot_answer" | "sources">;

@@ -1,0 +1,310 @@
+// The shapes the API answers with and accepts, for the client alone. They are written out rather than imported from
+// the server's modules so that `chatsvc/client`'s declarations stand alone: a consumer compiling with
+// `skipLibCheck: false` must not need zod, better-sqlite3 or drizzle types. test/client/types.test.ts checks that they
+// stay equal to the server's.
+
+/** Field name -> human-readable messages, as sent in a 422 envelope's `errors`. */
+export type FieldErrors = Record<string, string[]>;
+
+export type EventName = "lead_captured" | "conversation_started" | "conversation_ended" | "message_received" | "budget_exhausted";
+
+/** `GET /auth/test` data: the account the key belongs to. */
+export interface AccountInfo {
+  user_id: number;
+  organization_id: number;
+  email: string;
+}
+
+/** `agent` in event payloads and records: the chatbot the record belongs to. */
+export interface AgentRef {
+  id: number;
+  name: string;
+  slug: string;
+}
+
+/** The `branding` object of a chatbot's configuration. */
+export interface Branding {
+  required: boolean;
+  text: string;
+  url: string;
+  icon_url: string;
+}
+
+export interface Appearance {
+  primary_color: string;
+  bubble_color: string;
+  widget_theme: "light" | "dark";
+  profile_image: string;
+  chat_icon: string | null;
+  bubble_message: string;
+  show_bubble_message: boolean;
+}
+
+/** A chatbot as `GET /chatbots` lists it. */
+export interface ChatbotListItem {
+  id: number;
+  slug: string;
+  name: string;
+  description: string;
+  language: string;
+  is_active: boolean;
+  created_at: string;
+}
+
+/** A chatbot's configuration as `GET /chatbots/{slug}` returns it. */
+export interface ChatbotDetail extends ChatbotListItem {
+  display_name: string;
+  greeting_message: string;
+  fallback_message: string;
+  placeholder_text: string;
+  has_knowledge_base: boolean;
+  appearance: Appearance;
+  branding: Branding;
+}
+
+/** A knowledge source a reply drew from. */
+export interface Source {
+  name: string;
+  /** `file` or `url`. */
+  type: string;
+  /** Relevance in 0..1. */
+  score: number;
+  /** Set for web pages; a clickable link when `type` is `url`. */
+  url?: string;
+  /** A file's title (its first heading), when it has one other than its name. */
+  title?: string;
+}
+
+/** A message as history shows it. */
+export interface Message {
+  id: number;
+  role: "user" | "assistant";
+  /** Plain text for `user` (escape before rendering); sanitised HTML for `assistant`, with branding when required. */
+  content: string;
+  sources: Source[];
+  created_at: string;
+}
+
+/** One entry of a send-message reply's `actions`: what an event set in motion. */
+export interface EventAction {
+  type: "webhook";
+  event: EventName;
+  deliveries: number;
+}
+
+/** `data` of a send-message (and regenerate) reply. */
+export interface ReplyData {
+  /** Sanitised HTML, with the branding element while it is required. */
+  reply: string;
+  conversation_id: number;
+  /** Id of the assistant message, for rating. */
+  message_id: number;
+  cannot_answer: boolean;
+  sources: Source[];
+  /** What the message set in motion, e.g. `{type: "webhook", event: "message_received", deliveries: 1}`. */
+  actions: EventAction[];
+  model: string;
+  response_ms: number;
+}
+
+/** `meta` of a send-message reply: the organisation's credits after this message. */
+export interface CreditMeta {
+  credits_used: number;
+  credits_max: number;
+  credits_remaining: number;
+  this_message: number;
+}
+
+export interface RateInput {
+  message_id: number;
+  rating: "good" | "bad";
+}
+
+export interface PostMessageInput {
+  message: string;
+  /** Default `assistant` (e.g. a human operator's reply). */
+  role?: "user" | "assistant";
+}
+
+/** What list endpoints accept; numbers may come as query-string digits. */
+export interface PageQuery {
+  page?: number | string;
+  per_page?: number | string;
+  /** Chatbot slug of the caller's organisation. */
+  chatbot?: string;
+  /** ISO 8601 timestamp: only records created at or after it. */
+  since?: string;
+  /** ISO 8601 timestamp: only records created before it. */
+  until?: string;
+}
+
+/** `meta` of a list response. */
+export interface PageMeta {
+  current_page: number;
+  per_page: number;
+  total: number;
+  last_page: number;
+  from: number | null;
+  to: number | null;
+}
+
+/** `links` of a list response: path and query (absolute on `publicUrl` when configured), null where there is no such page. */
+export interface PageLinks {
+  first: string;
+  last: string;
+  prev: string | null;
+  next: string | null;
+}
+
+export interface StartConversationInput {
+  visitor_id?: string | null;
+  visitor_name?: string | null;
+  visitor_email?: string | null;
+  visitor_phone?: string | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** `POST /chatbots/{slug}/conversations` data. */
+export interface StartedConversation {
+  conversation_id: number;
+  session_id: string;
+  visitor_id: string | null;
+  started_at: string;
+  is_ended: boolean;
+}
+
+/** `GET /chatbots/{slug}/conversations/{id}` data. */
+export interface ConversationHistory {
+  id: number;
+  visitor_id: string | null;
+  visitor_name: string | null;
+  visitor_email: string | null;
+  is_ended: boolean;
+  source: string;
+  started_at: string;
+  last_message_at: string;
+  ended_at: string | null;
+  message_count: number;
+  messages: Message[];
+}
+
+/** A conversation as the account-level endpoints list it: the webhook shape plus state. */
+export interface ConversationRecord {
+  id: number;
+  session_id: string;
+  status: "active" | "ended";
+  source: string;
+  source_url: string | null;
+  agent: AgentRef;
+  visitor: { name: string | null; email: string | null; ip: string | null; country: string | null };
+  started_at: string;
+  created_at: string;
+  visitor_id: string | null;
+  is_ended: boolean;
+  ended_at: string | null;
+  last_message_at: string;
+  message_count: number;
+}
+
+export interface ConversationDetail extends ConversationRecord {
+  messages: Message[];
+}
+
+export interface ConversationListQuery extends PageQuery {
+  status?: "active" | "ended";
+}
+
+/** What ending a conversation answers. */
+export interface EndedConversation {
+  message: string;
+  conversation_id: number;
+  ended_at: string;
+  duration_seconds: number;
+  message_count: number;
+}
+
+export interface LeadInput {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  message?: string | null;
+}
+
+export interface LeadUpdateInput extends LeadInput {
+  company?: string | null;
+}
+
+/** `POST /chatbots/{slug}/conversations/{id}/leads` data. */
+export interface CapturedLead {
+  lead_id: number;
+  conversation_id: number;
+  name: string | null;
+  email: string | null;
+  phone: string | null;
+}
+
+/** A lead as the account-level endpoints show it: the webhook shape plus `updated_at`. */
+export interface Lead {
+  id: number;
+  name: string | null;
+  email: string | null;
+  phone: string | null;
+  company: string | null;
+  message: string | null;
+  source: string;
+  source_url: string | null;
+  agent: AgentRef;
+  conversation_id: number;
+  session_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LeadDetail extends Lead {
+  conversation: { id: number; messages: Message[] };
+}
+
+export interface RegisterWebhookInput {
+  /** http(s) URL; registering a URL the organisation already has updates that webhook. */
+  url: string;
+  /** Non-empty subset of the event names. */
+  events: EventName[];
+  /** Default: the URL's host. */
+  name?: string | null;
+}
+
+/** `POST /webhooks` data. */
+export interface RegisteredWebhookData {
+  id: number;
+  name: string;
+  url: string;
+  events: EventName[];
+  is_active: boolean;
+  /** The signing secret, only when the call created the webhook. */
+  secret?: string;
+}
+
+/** A webhook as `GET /webhooks` lists it: no owner, no secret. */
+export interface ListedWebhook {
+  id: number;
+  name: string;
+  url: string;
+  events: EventName[];
+  is_active: boolean;
+  total_triggers: number;
+  failed_triggers: number;
+  last_triggered_at: string | null;
+  last_failure: { at: string; status: number | null; error: string } | null;
+  created_at: string;
+}
+
+export type BudgetName = "visitor_per_day" | "chatbot_per_hour" | "chatbot_per_day";
+
+/** A chatbot's widget budgets: the limits in force (0: no limit) and the chatbot's own settings (null: the default). */
+export interface WidgetBudget {
+  limits: Record<BudgetName, number>;
+  overrides: Record<BudgetName, number | null>;
+}
+
+/** A limit per budget (0 for none), null for the configured default; absent ones stay. */
+export type WidgetBudgetInput = Partial<Record<BudgetName, number | null>>;

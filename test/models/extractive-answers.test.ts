@@ -1,0 +1,84 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compose } from "../../src/models/extractive.js";
+import { createChatService, type ChatService } from "../../src/service.js";
+import { tempDir } from "../support/harness.js";
+
+// The demo bot as a new user meets it: the bundled docs, the hash embedder, the extractive model.
+let service: ChatService;
+let cleanup: () => void;
+let org: number;
+beforeAll(async () => {
+  const dir = tempDir();
+  cleanup = dir.cleanup;
+  service = await createChatService({ env: {}, db: join(dir.dir, "demo.db"), logLevel: "warn", renderWorker: false });
+  await service.bootstrap({ ingestDocs: true });
+  org = (await service.chatbots.get("demo")).organization_id;
+});
+afterAll(async () => {
+  await service.close();
+  cleanup();
+});
+
+async function ask(message: string) {
+  const { conversation_id } = await service.conversations.start(org, "demo", {});
+  return (await service.chat.send(org, "demo", conversation_id, { message })).data;
+}
+
+describe("extractive answers on the bundled docs", () => {
+  it("answers how to embed the widget with both code blocks, whole and in order", async () => {
+    const reply = await ask("How do I embed the widget on my site?");
+    expect(reply.cannot_answer).toBe(false);
+    const blocks = [...reply.reply.matchAll(/<pre><code[^>]*>([\s\S]*?)<\/code><\/pre>/g)].map((m) => m[1]!);
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]).toContain("&lt;script src=\"https://chat.example.com/widget.js\" data-chatbot=\"support\" async&gt;&lt;/script&gt;");
+    expect(blocks[1]).toContain("npx chatsvc bots update support --allowed-origins https://www.example.com,https://shop.example.com");
+  });
+
+  it("keeps the install commands on their own lines in a code block, without the fence's language tag in the text", async () => {
+    const reply = await ask("How do I install chatsvc?");
+    expect(reply.reply).toMatch(/<pre><code[^>]*>[^<]*\nnpm install\nnpx chatsvc serve\n?<\/code><\/pre>/);
+    expect(reply.reply.replace(/<pre>[\s\S]*?<\/pre>/g, "")).not.toMatch(/\bsh\b/);
+  });
+
+  it("answers a question the documents do not answer with the fallback message, no sources and cannot_answer", async () => {
+    const reply = await ask("Can I pay with bitcoin?");
+    expect(reply).toMatchObject({ cannot_answer: true, sources: [] });
+    expect(reply.reply).toContain((await service.chatbots.get("demo")).fallback_message);
+  });
+
+  it("names a file source by its title beside its file name", async () => {
+    const reply = await ask("What does status 429 mean?");
+    expect(reply.reply).toContain("Using the REST API (api.md)");
+    expect(reply.sources[0]).toMatchObject({ name: "api.md", type: "file", title: "Using the REST API" });
+  });
+});
+
+describe("extractive passages", () => {
+  const chunk = (content: string, extra: Partial<{ heading: string; name: string; type: string; url: string | null; title: string }> = {}) => ({
+    chunk_id: 1,
+    document_id: 1,
+    content,
+    heading: "Loans",
+    name: "loans.md",
+    title: "Loans",
+    type: "file",
+    url: null,
+    score: 0.8,
+    ...extra,
+  });
+
+  it("keeps a list whole and in order after the sentence that introduces it", () => {
+    const answer = compose("How long are loan periods?", [chunk("Loan periods depend on the item:\n- Books: 21 days.\n- DVDs: 7 days.\n- Games: 14 days.\n\nReturn items at any branch.")]);
+    expect(answer).toContain("Loan periods depend on the item:\n\n- Books: 21 days.\n- DVDs: 7 days.\n- Games: 14 days.");
+  });
+
+  it("links a web page source to its address", () => {
+    const answer = compose("How long are loan periods?", [chunk("Loan periods are 21 days.", { name: "Loans | Library", type: "url", url: "https://library.example/loans" })]);
+    expect(answer).toContain("[Loans | Library](https://library.example/loans)");
+  });
+
+  it("declines when no sentence covers the question's key words", () => {
+    expect(compose("Can I pay with bitcoin?", [chunk("You can pay by card or cash at the front desk.")])).toBeNull();
+  });
+});
