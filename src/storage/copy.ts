@@ -29,6 +29,9 @@ const TABLES: PgTable[] = [
   pgSchema.chunks,
   pgSchema.chunkEmbeddings,
   pgSchema.settings,
+  pgSchema.widgetBudgets,
+  pgSchema.widgetBudgetCounters,
+  pgSchema.idempotencyKeys,
 ];
 
 /** PostgreSQL accepts at most 65,535 parameters per statement. */

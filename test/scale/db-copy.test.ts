@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { createChatService, type ChatService } from "../../src/service.js";
-import { widgetSecret } from "../../src/widget/token.js";
+import { widgetSecret } from "../../src/http/widget/token.js";
 import { DOCS } from "../chat/helpers.js";
 import { runCli } from "../support/cli.js";
 import { request, tempDir } from "../support/harness.js";
@@ -66,12 +66,13 @@ describe("chatsvc db copy", () => {
     const hook = (await before.call("/webhooks", { json: { url: `${receiver.url}/hook`, events: ["message_received", "lead_captured"] } })).body.data;
     const conversationId = (await before.call("/chatbots/demo/conversations", { json: { visitor_name: "Ada" } })).body.data.conversation_id;
     const messages = `/chatbots/demo/conversations/${conversationId}/messages`;
-    const first = await before.call(messages, { json: { message: "How much is the Pro plan?" } });
+    const first = await before.call(messages, { json: { message: "How much is the Pro plan?" }, headers: { "idempotency-key": "first-question" } });
     const second = await before.call(messages, { json: { message: "How do I install Widgetron?" } });
     expect([first.status, second.status]).toEqual([200, 200]);
     expect((await before.call(`${messages}/rate`, { json: { message_id: first.body.data.message_id, rating: "good" } })).status).toBe(200);
     expect((await before.call(`${messages}/rate`, { json: { message_id: second.body.data.message_id, rating: "bad" } })).status).toBe(200);
     expect((await before.call(`/chatbots/demo/conversations/${conversationId}/leads`, { json: { name: "Ada", email: "ada@example.com" } })).status).toBe(201);
+    expect((await before.call("/chatbots/demo/widget-budget", { method: "PUT", json: { visitor_per_day: 7 } })).status).toBe(200);
     await receiver.waitFor(3); // two message_received delivered, the lead's attempt hanging
     const secret = await widgetSecret(before.service);
 
@@ -82,6 +83,7 @@ describe("chatsvc db copy", () => {
       conversation: (await before.call(`/conversations/${conversationId}`)).body.data,
       leads: (await before.call("/leads")).body.data,
       credits: await before.service.credits.status(tenant.organization.id),
+      budget: (await before.call("/chatbots/demo/widget-budget")).body.data,
     };
     expect(seen.hits.length).toBeGreaterThan(0);
     await before.close();
@@ -92,7 +94,7 @@ describe("chatsvc db copy", () => {
     expect(copy.code).toBe(0);
     const copied = copy.json();
     expect(copied.to).toBe(target);
-    expect(copied.tables).toMatchObject({ organizations: 1, users: 1, api_keys: 1, chatbots: 1, conversations: 1, messages: 4, leads: 1, credit_ledger: 1, webhooks: 1, webhook_deliveries: 3, settings: 2 });
+    expect(copied.tables).toMatchObject({ organizations: 1, users: 1, api_keys: 1, chatbots: 1, conversations: 1, messages: 4, leads: 1, credit_ledger: 1, webhooks: 1, webhook_deliveries: 3, settings: 2, widget_budgets: 1, idempotency_keys: 1 });
     expect(copied.tables.documents).toBeGreaterThan(DOCS.length); // the demo docs first-run setup ingests, and ours
     expect(copied.tables.chunks).toBeGreaterThan(1);
     expect(copied.tables.chunk_embeddings).toBe(copied.tables.chunks);
@@ -114,6 +116,12 @@ describe("chatsvc db copy", () => {
       expect((await after.call("/leads")).body.data).toEqual(seen.leads);
       expect(await after.service.credits.status(tenant.organization.id)).toEqual(seen.credits);
       expect((await widgetSecret(after.service)).equals(secret)).toBe(true);
+      expect((await after.call("/chatbots/demo/widget-budget")).body.data).toEqual(seen.budget);
+      // A retry of a request answered before the move gets the same answer, and is not charged again.
+      const replay = await after.call(messages, { json: { message: "How much is the Pro plan?" }, headers: { "idempotency-key": "first-question" } });
+      expect(replay.headers.get("idempotency-replayed")).toBe("true");
+      expect(replay.body).toEqual(first.body);
+      expect(await after.service.credits.status(tenant.organization.id)).toEqual(seen.credits);
 
       // New rows continue after the copied ids, and new events are signed with the copied secret.
       const more = await after.call(messages, { json: { message: "Are invoices emailed?" } });
