@@ -9,8 +9,6 @@ export interface Received {
   body: string;
   json: any;
   at: number;
-  /** Whether the answer went out: false while pending, and for good when the sender's connection went away first. */
-  answered: boolean;
 }
 
 /** How the receiver answers the n-th request (0-based): a status, extra headers, a delay, or no answer at all. */
@@ -44,8 +42,7 @@ export async function startReceiver(reply: (n: number, req: Received) => Reply =
       } catch {
         json = undefined;
       }
-      const entry: Received = { method: req.method!, path: req.url!, headers: req.headers, body, json, at: Date.now(), answered: false };
-      res.on("finish", () => (entry.answered = true));
+      const entry: Received = { method: req.method!, path: req.url!, headers: req.headers, body, json, at: Date.now() };
       const n = received.push(entry) - 1;
       for (const w of [...waiters]) if (received.length >= w.count) w.resolve();
       const { status = 200, headers = {}, delayMs = 0, hang = false } = reply(n, entry);
