@@ -22,6 +22,23 @@ export interface ChatbotRecord {
 export type NewChatbot = Omit<ChatbotRecord, "id">;
 export type ChatbotPatch = Partial<Omit<ChatbotRecord, "id" | "organization_id" | "slug" | "created_at">>;
 
+/** Every column a {@link ChatbotPatch} may set: engines build one update statement that takes any patch. */
+export const CHATBOT_PATCH_COLUMNS = [
+  "name",
+  "display_name",
+  "description",
+  "language",
+  "is_active",
+  "greeting_message",
+  "fallback_message",
+  "placeholder_text",
+  "appearance",
+  "model",
+  "instructions",
+  "allowed_origins",
+  "updated_at",
+] as const satisfies readonly (keyof ChatbotPatch)[];
+
 export interface ChatbotStore {
   /** One transaction: checks the organisation exists and the slug is free, then inserts. */
   create(bot: NewChatbot): Promise<ChatbotRecord | "no-organization" | "slug-taken">;

@@ -1,26 +1,11 @@
 import type pg from "pg";
+import { CHATBOT_PATCH_COLUMNS } from "../../core/storage/chatbots.js";
 import type { ChatbotPatch, ChatbotRecord, ChatbotStore } from "../../core/storage/index.js";
 import { all, isUniqueViolation, one, run, sqlState, statement, transaction } from "./client.js";
 import { bumpRevision } from "./revisions.js";
 
 const COLUMNS = `id, organization_id, slug, name, display_name, description, language, is_active, greeting_message,
   fallback_message, placeholder_text, appearance, model, instructions, allowed_origins, created_at, updated_at`;
-/** The columns a patch may set, in the order of {@link update}'s parameters $2.. */
-const PATCHABLE = [
-  "name",
-  "display_name",
-  "description",
-  "language",
-  "is_active",
-  "greeting_message",
-  "fallback_message",
-  "placeholder_text",
-  "appearance",
-  "model",
-  "instructions",
-  "allowed_origins",
-  "updated_at",
-] as const satisfies readonly (keyof ChatbotPatch)[];
 
 const insert = statement(
   "chatbots_insert",
@@ -37,7 +22,7 @@ const listActive = statement("chatbots_list_active", `SELECT ${COLUMNS} FROM cha
 // (display_name, model), so each column gets a flag saying whether the patch sets it.
 const update = statement(
   "chatbots_update",
-  `UPDATE chatbots SET ${PATCHABLE.map((c, i) => `${c} = CASE WHEN $${2 * i + 2}::boolean THEN $${2 * i + 3}::${c === "is_active" ? "boolean" : "text"} ELSE ${c} END`).join(", ")}
+  `UPDATE chatbots SET ${CHATBOT_PATCH_COLUMNS.map((c, i) => `${c} = CASE WHEN $${2 * i + 2}::boolean THEN $${2 * i + 3}::${c === "is_active" ? "boolean" : "text"} ELSE ${c} END`).join(", ")}
     WHERE id = $1 RETURNING ${COLUMNS}`,
 );
 const remove = statement("chatbots_delete", "DELETE FROM chatbots WHERE slug = $1");
@@ -77,7 +62,7 @@ export function createPgChatbotStore(pool: pg.Pool): ChatbotStore {
         if (!current) return undefined;
         const patch = patchOf(current);
         const values: unknown[] = [current.id];
-        for (const column of PATCHABLE) values.push(column in patch && patch[column] !== undefined, patch[column] ?? null);
+        for (const column of CHATBOT_PATCH_COLUMNS) values.push(column in patch && patch[column] !== undefined, patch[column] ?? null);
         return one<ChatbotRecord>(tx, update, values);
       }),
 

@@ -1,26 +1,11 @@
 import type { ChatbotPatch, ChatbotRecord, ChatbotStore, NewChatbot } from "../../core/storage/index.js";
+import { CHATBOT_PATCH_COLUMNS } from "../../core/storage/chatbots.js";
 import type { Sqlite } from "./open.js";
 
 type Row = Omit<ChatbotRecord, "is_active"> & { is_active: number };
 
 const toRecord = (row: Row): ChatbotRecord => ({ ...row, is_active: row.is_active !== 0 });
 
-/** Columns a patch may set, in the order of the update statement. */
-const PATCHABLE = [
-  "name",
-  "display_name",
-  "description",
-  "language",
-  "is_active",
-  "greeting_message",
-  "fallback_message",
-  "placeholder_text",
-  "appearance",
-  "model",
-  "instructions",
-  "allowed_origins",
-  "updated_at",
-] as const satisfies readonly (keyof ChatbotPatch)[];
 
 export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
   const bySlug = sqlite.prepare<[string], Row>("SELECT * FROM chatbots WHERE slug = ?");
@@ -36,7 +21,7 @@ export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
        @placeholder_text, @appearance, @model, @instructions, @allowed_origins, @created_at, @updated_at) RETURNING *`,
   );
   const update = sqlite.prepare<Record<string, unknown>, Row>(
-    `UPDATE chatbots SET ${PATCHABLE.map((c) => `${c} = CASE WHEN @set_${c} THEN @${c} ELSE ${c} END`).join(", ")} WHERE id = @id RETURNING *`,
+    `UPDATE chatbots SET ${CHATBOT_PATCH_COLUMNS.map((c) => `${c} = CASE WHEN @set_${c} THEN @${c} ELSE ${c} END`).join(", ")} WHERE id = @id RETURNING *`,
   );
   const remove = sqlite.prepare<[string]>("DELETE FROM chatbots WHERE slug = ?");
 
@@ -51,7 +36,7 @@ export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
     if (!row) return undefined;
     const changes = patchOf(toRecord(row));
     const params: Record<string, unknown> = { id: row.id };
-    for (const column of PATCHABLE) {
+    for (const column of CHATBOT_PATCH_COLUMNS) {
       const value = changes[column];
       params[`set_${column}`] = value === undefined ? 0 : 1;
       params[column] = value === undefined ? null : typeof value === "boolean" ? (value ? 1 : 0) : value;
