@@ -4,20 +4,32 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
 import type { NewConversation, Storage, StorageOptions } from "../../src/core/storage/index.js";
+import { openPostgresStorage } from "../../src/storage/postgres/index.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
+import { testDatabase, testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
 
-const ENGINES: { name: string; open(options: StorageOptions): Promise<Storage> }[] = [
-  {
-    name: "sqlite",
-    async open(options) {
-      const dir = tempDir();
-      cleanups.push(dir.cleanup);
-      return openSqliteStorage(join(dir.dir, "contract.db"), options);
-    },
+const SQLITE = {
+  name: "sqlite",
+  async open(options: StorageOptions): Promise<Storage> {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    return openSqliteStorage(join(dir.dir, "contract.db"), options);
   },
-];
+};
+
+const POSTGRES = {
+  name: "postgres",
+  async open(options: StorageOptions): Promise<Storage> {
+    const database = await testDatabase(tempDir().dir);
+    cleanups.push(database.drop);
+    return openPostgresStorage(database.options.database!, options);
+  },
+};
+
+// Each vitest project runs the contract on its engine (the postgres project clones a migrated database).
+const ENGINES: { name: string; open(options: StorageOptions): Promise<Storage> }[] = [testEngine === "postgres" ? POSTGRES : SQLITE];
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

@@ -282,7 +282,7 @@ describe("housekeeping", () => {
     await emit(first, sampleEvent("lead_captured", tenant.organization.id, 1));
     await eventually(async () => (await deliveries(first))[0]?.status === "failed");
     const eightDaysAgo = Date.now() - 8 * 24 * 60 * 60 * 1000;
-    await sqlOf(first).all("UPDATE webhook_deliveries SET next_attempt_at = ?", eightDaysAgo);
+    await sqlOf(first).run("UPDATE webhook_deliveries SET next_attempt_at = ?", eightDaysAgo);
     await first.close();
 
     const second = await createChatService({ env: {}, ...db, webhooks: fast });
