@@ -6,6 +6,7 @@ import { ChatsvcError } from "../core/errors.js";
 import { transaction } from "./postgres/client.js";
 import { openPostgres } from "./postgres/open.js";
 import * as pgSchema from "./postgres/schema.js";
+import { migrateLegacyVectors } from "./sqlite/knowledge.js";
 import { openDatabase, type Sqlite } from "./sqlite/open.js";
 
 /**
@@ -63,6 +64,8 @@ export async function copySqliteToPostgres(file: string, url: string): Promise<C
   if (!existsSync(file)) throw new ChatsvcError(404, `SQLite database ${file} does not exist`);
   const sqlite = openDatabase(file).$client;
   try {
+    // Opening the service would have moved an old install's vectors into `chunk_embeddings`; the copy reads them there.
+    migrateLegacyVectors(sqlite);
     const db = await openPostgres(url, { poolSize: 1 });
     try {
       sqlite.exec("BEGIN");

@@ -118,6 +118,9 @@ beforeAll(async () => {
   receiver = await startReceiver(() => ({ delayMs: 200 }));
   // Started together: the advisory lock makes one of them migrate (init already did) and the others wait.
   instances = await Promise.all([startInstance(), startInstance(), startInstance()]);
+  // A first answer loads the chatbot's knowledge and starts the renderer: that start-up is not what the tests measure.
+  const [warmUp] = await openConversations(1, "demo", demoKey);
+  await Promise.all(instances.map((i) => call(i, `/chatbots/demo/conversations/${warmUp}/messages`, demoKey, { json: { message: "Hello?" } })));
   db = new pg.Pool({ connectionString: url, max: 2 });
   db.on("error", () => {}); // idle connections cut when the database is dropped
 }, 90_000);
@@ -197,7 +200,7 @@ describe("three chatsvc serve instances on one PostgreSQL database", () => {
       { role: "assistant", n: 100 },
       { role: "user", n: 100 },
     ]);
-  });
+  }, 60_000);
 
   it("an instance SIGKILLed during a 200-event burst loses no delivery; only attempts it cut off repeat, with the same webhook-id", async () => {
     const hook = (await call(instances[0]!, "/webhooks", demoKey, { json: { url: `${receiver.url}/burst`, events: ["message_received"] } })).body.data;

@@ -165,7 +165,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
  * created at run time; copy them over once and drop it. Checked inside the
  * write transaction because another process may be doing the same.
  */
-function migrateLegacyVectors(sqlite: Sqlite): void {
+export function migrateLegacyVectors(sqlite: Sqlite): void {
   const legacy = sqlite.prepare<[], { x: number }>("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'");
   if (!legacy.get()) return;
   sqlite
