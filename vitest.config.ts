@@ -27,10 +27,10 @@ const BEHAVIOUR_SUITES = [
   "test/hardening/request-hardening.test.ts",
   "test/hardening/xss.test.ts",
   "test/storage/**/*.test.ts",
-  "test/postgres/**/*.test.ts",
-  // Several instances on one database, and moving up from SQLite: PostgreSQL only.
-  "test/scale/**/*.test.ts",
 ];
+
+/** Suites about PostgreSQL itself (several instances on one database, moving up from SQLite): the postgres project only. */
+const POSTGRES_ONLY = ["test/postgres/**/*.test.ts", "test/scale/**/*.test.ts"];
 
 const shared = {
   testTimeout: 20_000,
@@ -57,6 +57,7 @@ async function postgresProject(): Promise<TestProjectInlineConfiguration[]> {
     if (process.env.CI) throw new Error(`${message}: CI runs the behaviour suites on PostgreSQL and must not skip them.`);
     console.warn(
       `\n[chatsvc tests] ${message}.\n[chatsvc tests] SKIPPED on PostgreSQL (they still run on SQLite): ${BEHAVIOUR_SUITES.join(", ")}.\n` +
+        `[chatsvc tests] SKIPPED entirely (PostgreSQL only): ${POSTGRES_ONLY.join(", ")}.\n` +
         "[chatsvc tests] Set CHATSVC_TEST_DATABASE_URL to a server where the user may create databases to run them.\n",
     );
     return [];
@@ -66,7 +67,7 @@ async function postgresProject(): Promise<TestProjectInlineConfiguration[]> {
       test: {
         ...shared,
         name: "postgres",
-        include: BEHAVIOUR_SUITES,
+        include: [...BEHAVIOUR_SUITES, ...POSTGRES_ONLY],
         env: { CHATSVC_TEST_ENGINE: "postgres", CHATSVC_TEST_DATABASE_URL: url },
         globalSetup: ["test/support/build-cli.ts", "test/support/postgres-setup.ts"],
       },
@@ -82,7 +83,7 @@ export default defineConfig(async () => ({
           ...shared,
           name: "sqlite",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/postgres/**", "test/scale/**"],
+          exclude: POSTGRES_ONLY,
           globalSetup: ["test/support/build-cli.ts"],
         },
       },
