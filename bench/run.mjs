@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // chatsvc benchmark suite: `npm run bench` (full) or `npm run bench -- --quick`.
+// PostgreSQL rows run beside the SQLite ones when a server answers at CHATSVC_BENCH_PG_URL
+// (default postgres://postgres@127.0.0.1:5432/postgres; the bench creates databases bench_*).
 // Options: --quick, --only=1,3,8 (scenario numbers), --seed=<n>, --no-build (reuse bench/.cache/dist),
 // --profile (servers and workers write V8 CPU profiles to bench/.cache/profiles; read them with
 // `node bench/profile-summary.mjs <file>`), --update-readme (puts the table between the
@@ -10,8 +12,9 @@ import os from "node:os";
 import { join } from "node:path";
 import { buildForBench } from "./lib/build.mjs";
 import { DEFAULT_SEED } from "./lib/dataset.mjs";
-import { preparedKnowledgeBase } from "./lib/kb.mjs";
+import { preparedKnowledgeBase, preparedPostgresKnowledgeBase } from "./lib/kb.mjs";
 import { CACHE_DIR, RESULTS_DIR, ROOT_DIR } from "./lib/paths.mjs";
+import { PG_SERVER_URL, postgresUnavailable } from "./lib/pg.mjs";
 import { toMarkdown, unavailable } from "./lib/table.mjs";
 
 const args = process.argv.slice(2);
@@ -30,6 +33,7 @@ const SCENARIOS = [
   { id: 5, name: "ingestion", module: "./scenarios/ingest.mjs" },
   { id: 6, name: "webhooks", module: "./scenarios/webhooks.mjs" },
   { id: 8, name: "streaming", module: "./scenarios/streaming.mjs" },
+  { id: 9, name: "npx first run", module: "./scenarios/npx.mjs" },
   // Last: it reports the peak RSS the load scenarios saw.
   { id: 7, name: "memory and start-up", module: "./scenarios/memory.mjs" },
 ];
@@ -64,6 +68,10 @@ if (!flag("no-build")) {
 
 const sizes = quick ? { retrieval: [10_000], send: [10_000] } : { retrieval: [10_000, 100_000, 300_000], send: [10_000, 100_000] };
 const kbs = new Map();
+const pgKbs = new Map();
+const pgReason = await postgresUnavailable();
+meta.postgres = pgReason ?? new URL(PG_SERVER_URL).host;
+log(pgReason ? `PostgreSQL rows skipped: ${pgReason}` : `PostgreSQL rows beside SQLite: ${meta.postgres}`);
 const profileDir = join(CACHE_DIR, "profiles");
 const ctx = {
   quick,
@@ -84,6 +92,16 @@ const ctx = {
       meta.datasets[`kb_${chunks}`] = { chunks: kb.chunks, documents: kb.documents, mb: Math.round(kb.bytes / 1048576), buildMs: kb.buildMs, cached: kb.cached };
     }
     return kbs.get(chunks);
+  },
+  /** Why PostgreSQL rows cannot run this time, or null. */
+  postgresUnavailable: pgReason,
+  async postgresKnowledgeBase(chunks) {
+    if (!pgKbs.has(chunks)) {
+      const kb = await preparedPostgresKnowledgeBase({ chunks, seed, log });
+      pgKbs.set(chunks, kb);
+      meta.datasets[`pg_kb_${chunks}`] = { chunks: kb.chunks, documents: kb.documents, mb: Math.round(kb.bytes / 1048576), buildMs: kb.buildMs, cached: kb.cached };
+    }
+    return pgKbs.get(chunks);
   },
 };
 
@@ -111,7 +129,7 @@ const table = toMarkdown(rows);
 const datasets = Object.entries(meta.datasets).map(([k, d]) => `${k}: ${d.chunks.toLocaleString("en-US")} chunks / ${d.documents.toLocaleString("en-US")} docs / ${d.mb} MB`).join("; ");
 const header =
   `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
-  `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
+  `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; PostgreSQL: ${pgReason ? `skipped (${pgReason})` : meta.postgres}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
   `Datasets: ${datasets || "none"}; ${meta.totalSeconds} s in all.`;
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(join(RESULTS_DIR, "latest.json"), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
