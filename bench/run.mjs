@@ -2,7 +2,7 @@
 // chatsvc benchmark suite: `npm run bench` (full) or `npm run bench -- --quick`.
 // PostgreSQL rows run beside the SQLite ones when a server answers at CHATSVC_BENCH_PG_URL
 // (default postgres://postgres@127.0.0.1:5432/postgres; the bench creates databases bench_*).
-// Options: --quick, --only=1,3,8 (scenario numbers), --seed=<n>, --no-build (reuse bench/.cache/dist),
+// Options: --quick, --only=1,3,8 (scenario numbers), --seed=<n>, --max-chunks=<n>, --no-build (reuse bench/.cache/dist),
 // --profile (servers and workers write V8 CPU profiles to bench/.cache/profiles; read them with
 // `node bench/profile-summary.mjs <file>`), --update-readme (puts the table between the
 // `<!-- bench:start -->` and `<!-- bench:end -->` markers of README.md).
@@ -50,6 +50,7 @@ const meta = {
   date: new Date().toISOString(),
   mode: quick ? "quick" : "full",
   scenarios: only ?? "all",
+  maxChunks: option("max-chunks") ? Number(option("max-chunks")) : null,
   seed,
   node: process.version,
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
@@ -66,7 +67,11 @@ if (!flag("no-build")) {
   meta.buildMs = await buildForBench();
 }
 
-const sizes = quick ? { retrieval: [10_000], send: [10_000] } : { retrieval: [10_000, 100_000, 300_000], send: [10_000, 100_000] };
+// --max-chunks=<n> leaves out the larger knowledge bases (a 300k-chunk one takes minutes to build).
+const maxChunks = Number(option("max-chunks") ?? Infinity);
+const sizes = Object.fromEntries(
+  Object.entries(quick ? { retrieval: [10_000], send: [10_000] } : { retrieval: [10_000, 100_000, 300_000], send: [10_000, 100_000] }).map(([k, list]) => [k, list.filter((n) => n <= maxChunks)]),
+);
 const kbs = new Map();
 const pgKbs = new Map();
 const pgReason = await postgresUnavailable();
@@ -128,19 +133,20 @@ meta.totalSeconds = Math.round((Date.now() - started) / 1000);
 const table = toMarkdown(rows);
 const datasets = Object.entries(meta.datasets).map(([k, d]) => `${k}: ${d.chunks.toLocaleString("en-US")} chunks / ${d.documents.toLocaleString("en-US")} docs / ${d.mb} MB`).join("; ");
 const header =
-  `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
+  `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}${Number.isFinite(maxChunks) ? `, up to ${maxChunks.toLocaleString("en-US")} chunks` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
   `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; PostgreSQL: ${pgReason ? `skipped (${pgReason})` : meta.postgres}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
   `Datasets: ${datasets || "none"}; ${meta.totalSeconds} s in all.`;
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(join(RESULTS_DIR, "latest.json"), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
 // latest-<mode> too, so a quick regression run does not hide the last full table
-// (a run of some scenarios only replaces neither).
-for (const name of only ? ["latest"] : ["latest", `latest-${meta.mode}`]) {
+// (a run of some scenarios or sizes only replaces neither).
+const partial = Boolean(only) || Number.isFinite(maxChunks);
+for (const name of partial ? ["latest"] : ["latest", `latest-${meta.mode}`]) {
   if (name !== "latest") writeFileSync(join(RESULTS_DIR, `${name}.json`), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
   writeFileSync(join(RESULTS_DIR, `${name}.md`), `${header.split("\n").join("  \n")}\n\n${table}\n`);
 }
 process.stdout.write(`\n${header}\n\n${table}\n`);
-if (flag("update-readme") && only) log("--update-readme ignored: the README shows whole runs, not --only ones");
+if (flag("update-readme") && partial) log("--update-readme ignored: the README shows whole runs, not --only or --max-chunks ones");
 else if (flag("update-readme")) {
   const readme = join(ROOT_DIR, "README.md");
   const text = readFileSync(readme, "utf8");
