@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { BENCH_DIR, CACHE_DIR, ROOT_DIR } from "./paths.mjs";
-import { createDatabase, databaseUrl, dropDatabase, listDatabases, renameDatabase } from "./pg.mjs";
+import { analyzeDatabase, createDatabase, databaseUrl, dropDatabase, listDatabases, renameDatabase } from "./pg.mjs";
 import { runJsonWorker } from "./proc.mjs";
 
 // What decides the stored bytes of a knowledge base: a change here rebuilds the cached databases.
@@ -71,6 +71,7 @@ export async function preparedPostgresKnowledgeBase({ chunks, seed, log }) {
   const building = `${template}_tmp`;
   const url = await createDatabase(building);
   const result = await runJsonWorker(join(BENCH_DIR, "workers", "build-kb.mjs"), [url, String(chunks), String(seed), `${meta}.tmp`], { timeoutMs: 3_600_000 });
+  await analyzeDatabase(building);
   await renameDatabase(building, template);
   renameSync(`${meta}.tmp`, meta);
   return { template, url: databaseUrl(template), ...result, cached: false };

@@ -14,8 +14,8 @@ export function databaseUrl(name) {
   return url.toString();
 }
 
-async function withAdmin(fn) {
-  const client = new pg.Client({ connectionString: PG_SERVER_URL, connectionTimeoutMillis: 3_000 });
+async function withAdmin(fn, url = PG_SERVER_URL) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
   await client.connect();
   try {
     return await fn(client);
@@ -57,4 +57,13 @@ export async function renameDatabase(from, to) {
 
 export async function dropDatabase(name) {
   await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${checked(name)} WITH (FORCE)`));
+}
+
+/**
+ * Gathers planner statistics of database `name`, as autovacuum would some time after a bulk
+ * ingestion: without them PostgreSQL plans the first queries on a fresh copy as if tables were empty.
+ */
+export async function analyzeDatabase(name) {
+  checked(name);
+  await withAdmin((c) => c.query("ANALYZE"), databaseUrl(name));
 }
