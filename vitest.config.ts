@@ -26,6 +26,7 @@ const BEHAVIOUR_SUITES = [
   "test/hardening/raw-requests.test.ts",
   "test/hardening/request-hardening.test.ts",
   "test/hardening/xss.test.ts",
+  "test/storage/**/*.test.ts",
   "test/postgres/**/*.test.ts",
 ];
 

@@ -26,8 +26,8 @@ fi
 cat > check.mjs <<'JS'
 import { createChatService } from "chatsvc";
 import { ChatsvcError, createClient } from "chatsvc/client";
-const service = createChatService({ db: ":memory:" });
-if (!service.isEmpty()) throw new Error("a new database should be empty");
+const service = await createChatService({ db: ":memory:" });
+if (!(await service.isEmpty())) throw new Error("a new database should be empty");
 await service.close();
 const client = createClient({ baseUrl: "http://127.0.0.1:1/api/v1", apiKey: "sk_live_x" });
 if (typeof client.chatbots.send !== "function" || typeof ChatsvcError !== "function") throw new Error("chatsvc/client is incomplete");

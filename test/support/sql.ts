@@ -7,6 +7,8 @@ import type { PostgresStorage } from "../../src/storage/postgres/index.js";
 export interface TestSql {
   all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  /** A write with parameters. */
+  run(sql: string, ...params: unknown[]): Promise<void>;
   exec(sql: string): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function sqlOf(service: ChatService): TestSql {
     return {
       all: async (sql, ...params) => sqlite.prepare(sql).all(...params) as never,
       get: async (sql, ...params) => sqlite.prepare(sql).get(...params) as never,
+      run: async (sql, ...params) => void sqlite.prepare(sql).run(...params),
       exec: async (sql) => void sqlite.exec(sql),
     };
   }
@@ -46,6 +49,7 @@ export function sqlOf(service: ChatService): TestSql {
   return {
     all: all as TestSql["all"],
     get: (async (sql: string, ...params: unknown[]) => (await all(sql, ...params))[0]) as TestSql["get"],
+    run: async (sql, ...params) => void (await all(sql, ...params)),
     exec: async (sql) => void (await pool.query(sql)),
   };
 }

@@ -216,7 +216,7 @@ describe("chatsvc webhooks list", () => {
     expect(mine).toEqual([expect.objectContaining({ url: "https://b.example.com/", events: ["message_received"], total_triggers: 0, failed_triggers: 0 })]);
     expect(JSON.stringify(mine)).not.toContain("whsec_");
     // As the delivery worker records a failed attempt.
-    await sqlOf(h.service).all("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?", "2026-01-02T03:04:05.000Z", "https://a.example.com/");
+    await sqlOf(h.service).run("UPDATE webhooks SET last_failure_at = ?, last_failure_status = 503, last_failure_error = 'HTTP 503' WHERE url = ?", "2026-01-02T03:04:05.000Z", "https://a.example.com/");
     const table = await run();
     expect(table).toMatch(/total_triggers/);
     expect(table).toMatch(/last_failure/);

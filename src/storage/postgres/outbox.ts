@@ -36,6 +36,12 @@ const record = statement(
           last_failure_error = CASE WHEN t.any_failure THEN t.error ELSE w.last_failure_error END
      FROM totals t WHERE w.id = t.webhook_id`,
 );
+/*
+ * Recording locks the webhooks first, in id order, then their deliveries: the order a
+ * webhook's deletion takes (the webhook, then its deliveries by cascade), so the two
+ * cannot deadlock. NO KEY UPDATE leaves new deliveries free to reference the webhook.
+ */
+const lockWebhooks = statement("outbox_lock_webhooks", "SELECT id FROM webhooks WHERE id = ANY($1::int[]) ORDER BY id FOR NO KEY UPDATE");
 const deactivate = statement("outbox_deactivate", "UPDATE webhooks SET is_active = false, updated_at = $2 WHERE id = $1");
 const dropPending = statement(
   "outbox_drop_pending",
@@ -73,6 +79,7 @@ const GONE_ERROR = "Not sent: the webhook was deactivated (410 Gone)";
 async function recordAttempts(tx: Queryable, attempts: AttemptRecord[]): Promise<void> {
   if (attempts.length === 0) return;
   const now = attempts[attempts.length - 1]!.now;
+  await run(tx, lockWebhooks, [[...new Set(attempts.map((a) => a.webhook_id))]]);
   await run(tx, record, [
     attempts.map((a) => a.delivery_id),
     attempts.map((a) => a.status),

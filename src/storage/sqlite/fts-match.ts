@@ -1,9 +1,9 @@
 /** More terms make an `OR` query slow and no more precise. */
 export const MAX_FTS_TERMS = 12;
 
-/** An FTS5 `OR` of quoted words (`AND`, `*` or `NEAR(` are just words then); empty for none. */
+/** An FTS5 `OR` of quoted words (`AND`, `*`, `NEAR(` or a quote are just text then); empty for none. */
 export function ftsMatch(terms: string[]): string {
-  return terms.map((t) => `"${t}"`).join(" OR ");
+  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Sqlite } from "./open.js";
-import { MAX_FTS_TERMS } from "./fts-match.js";
+import { ftsMatch, MAX_FTS_TERMS } from "./fts-match.js";
 
 /** A word in more than this share of all chunks says little about a chunk (BM25 gives it almost no weight) but costs a long posting list. */
 const FREQUENT_SHARE = 0.05;
@@ -29,7 +29,7 @@ export function createTermSelector(sqlite: Sqlite) {
   const documentFrequency = (word: string): number => {
     let n = cache.get(word);
     if (n === undefined) {
-      n = frequency.get(`"${word}"`)!.n;
+      n = frequency.get(ftsMatch([word]))!.n;
       cache.set(word, n);
     }
     return n;

@@ -1,0 +1,198 @@
+// The behaviour every storage engine must share, run against each engine through
+// core/storage's interfaces only. An engine joins by adding an entry to ENGINES.
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DomainEvent } from "../../src/core/events.js";
+import type { NewConversation, Storage, StorageOptions } from "../../src/core/storage/index.js";
+import { openPostgresStorage } from "../../src/storage/postgres/index.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
+import { encodeWebhookEvent } from "../../src/webhooks/index.js";
+import { testDatabase, testEngine } from "../support/database.js";
+import { tempDir } from "../support/harness.js";
+
+const SQLITE = {
+  name: "sqlite",
+  async open(options: StorageOptions): Promise<Storage> {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    return openSqliteStorage(join(dir.dir, "contract.db"), options);
+  },
+};
+
+const POSTGRES = {
+  name: "postgres",
+  async open(options: StorageOptions): Promise<Storage> {
+    const database = await testDatabase(tempDir().dir);
+    cleanups.push(database.drop);
+    return openPostgresStorage(database.options.database!, options);
+  },
+};
+
+// Each vitest project runs the contract on its engine (the postgres project clones a migrated database).
+const ENGINES: { name: string; open(options: StorageOptions): Promise<Storage> }[] = [testEngine === "postgres" ? POSTGRES : SQLITE];
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const NOW = "2026-01-02T03:04:05.000Z";
+
+describe.each(ENGINES)("storage contract: $name", (engine) => {
+  /** A storage with one organisation (credits `monthly`), one chatbot and one open conversation. */
+  async function seeded(monthly = 100) {
+    const storage = await engine.open({ encodeEvent: encodeWebhookEvent });
+    cleanups.push(() => storage.close());
+    const org = await storage.orgs.create({ name: "Acme", credits_monthly: monthly, brand_removal: false, created_at: NOW });
+    const bot = await storage.chatbots.create({
+      organization_id: org.id,
+      slug: "demo",
+      name: "Demo",
+      display_name: null,
+      description: "",
+      language: "en",
+      is_active: true,
+      greeting_message: "",
+      fallback_message: "",
+      placeholder_text: "",
+      appearance: "{}",
+      model: null,
+      instructions: "",
+      allowed_origins: "[]",
+      created_at: NOW,
+      updated_at: NOW,
+    });
+    if (typeof bot === "string") throw new Error(bot);
+    const conversation = (values: Partial<NewConversation> = {}): NewConversation => ({
+      chatbot_id: bot.id,
+      session_id: `api_${Math.random().toString(36).slice(2)}`,
+      visitor_id: null,
+      visitor_name: null,
+      visitor_email: null,
+      visitor_phone: null,
+      metadata: "{}",
+      source: "api",
+      source_url: null,
+      ip: null,
+      country: null,
+      started_at: NOW,
+      last_message_at: NOW,
+      ended_at: null,
+      organization_id: org.id,
+      agent_name: bot.name,
+      agent_slug: bot.slug,
+      ...values,
+    });
+    const started: (c: { id: number }) => DomainEvent = (c) => ({ name: "message_received", organizationId: org.id, data: { id: c.id } as never });
+    const { result: open } = await storage.conversations.start(conversation(), started);
+    return { storage, org, bot, open, conversation, started };
+  }
+
+  const turn = (orgId: number, i = 0) => ({
+    user: { role: "user" as const, content: `question ${i}`, created_at: NOW },
+    assistant: { role: "assistant" as const, content: `<p>answer ${i}</p>`, created_at: NOW },
+    charge: { organization_id: orgId, month: "2026-01", cost: 1 },
+  });
+
+  it("stores a turn with its charge, and never spends more credits than there are, however many turns race", async () => {
+    const { storage, org, bot, open } = await seeded(5);
+    const event = ({ user }: { user: { id: number } }): DomainEvent => ({ name: "message_received", organizationId: org.id, data: { id: user.id } as never });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, turn(org.id, i), event)));
+    const stored = results.filter((r) => !("refused" in r));
+    expect(stored).toHaveLength(5);
+    expect(results.filter((r) => "refused" in r && r.refused === "credits")).toHaveLength(7);
+    expect(await storage.credits.status(org.id, "2026-01")).toEqual({ month: "2026-01", credits_used: 5, credits_max: 5 });
+    expect(await storage.conversations.countMessages(open.id)).toBe(10);
+  });
+
+  it("refuses a turn for an aborted caller, another chatbot's conversation or an ended one, storing and charging nothing", async () => {
+    const { storage, org, bot, open } = await seeded();
+    const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
+    const aborted = AbortSignal.abort();
+    expect(await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id, signal: aborted }, turn(org.id), event)).toEqual({ refused: "aborted" });
+    expect(await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id + 1 }, turn(org.id), event)).toEqual({ refused: "missing" });
+    await storage.conversations.end(open.id, NOW, () => event());
+    expect(await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, turn(org.id), event)).toEqual({ refused: "ended" });
+    expect((await storage.credits.status(org.id, "2026-01"))!.credits_used).toBe(0);
+    expect(await storage.conversations.countMessages(open.id)).toBe(0);
+  });
+
+  it("ends a conversation once: a second end records no event", async () => {
+    const { storage, org, open } = await seeded();
+    const event = () => ({ name: "conversation_ended", organizationId: org.id, data: {} as never }) as DomainEvent;
+    const [a, b] = await Promise.all([storage.conversations.end(open.id, NOW, event), storage.conversations.end(open.id, "2030-01-01T00:00:00.000Z", event)]);
+    expect([a!.result.closed_here, b!.result.closed_here].sort()).toEqual([false, true]);
+    expect(a!.events.length + b!.events.length).toBe(1);
+    expect(a!.result.conversation.ended_at).toBe(b!.result.conversation.ended_at);
+  });
+
+  it("rolls a write back when its event cannot be built: no row, no outbox rows", async () => {
+    const { storage, conversation } = await seeded();
+    const fail = () => {
+      throw new Error("the change failed");
+    };
+    await expect(storage.conversations.start(conversation({ session_id: "api_rolled_back" }), fail)).rejects.toThrow("the change failed");
+    expect(await storage.outbox.settle([], { now: Date.now() + 1, limit: 10, leaseUntil: Date.now() + 60_000 })).toEqual([]);
+  });
+
+  it("fans an event out to the organisation's active subscribed webhooks; claims lease rows; finished rows are not claimed again", async () => {
+    const { storage, org } = await seeded();
+    const hook = (url: string, events: ("lead_captured" | "message_received")[]) =>
+      storage.webhooks.register({ organization_id: org.id, url, events, name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    await hook("https://a.example/", ["lead_captured"]);
+    await hook("https://b.example/", ["message_received"]);
+    const recorded = await storage.outbox.record({ name: "lead_captured", organizationId: org.id, data: { id: 1 } as never });
+    expect(recorded.deliveries).toBe(1);
+    expect((await storage.outbox.record({ name: "lead_captured", organizationId: org.id + 1, data: { id: 2 } as never })).deliveries).toBe(0);
+
+    const now = Date.now() + 10;
+    const claimed = await storage.outbox.settle([], { now, limit: 10, leaseUntil: now + 60_000 });
+    expect(claimed).toHaveLength(1);
+    expect(JSON.parse(claimed[0]!.payload)).toEqual({ event: "lead_captured", data: { id: 1 } });
+    // Leased: nobody else claims it until the lease runs out.
+    expect(await storage.outbox.settle([], { now, limit: 10, leaseUntil: now + 60_000 })).toEqual([]);
+    const row = claimed[0]!;
+    await storage.outbox.settle(
+      [{ delivery_id: row.id, webhook_id: row.webhook_id, status: "delivered", attempts: 1, next_attempt_at: now, http_status: 200, error: null, first_attempt: true, gone: false, now: NOW }],
+      { now: now + 120_000, limit: 10, leaseUntil: now + 180_000 },
+    );
+    expect(await storage.outbox.settle([], { now: now + 240_000, limit: 10, leaseUntil: now + 300_000 })).toEqual([]);
+    expect((await storage.webhooks.find(row.webhook_id))!.total_triggers).toBe(1);
+  });
+
+  it("replaces a document by source, finds it by full text, knows its words, and moves the vector revision on removal", async () => {
+    const { storage, bot } = await seeded();
+    const vector = (x: number) => Float32Array.from([x, 1 - x, 0, 0]);
+    const batch = (content: string) => ({
+      chatbot_id: bot.id,
+      embedder: { spec: "test", dimension: 4 },
+      documents: [{ fields: { name: "a", type: "file", source: "/a.md", url: null, content_hash: content, chunk_count: 1, bytes: content.length }, chunks: [{ heading: "", content, vector: vector(0.5) }] }],
+      now: NOW,
+    });
+    expect(await storage.knowledge.writeBatch(batch("Zebras graze by the lake."))).toEqual({ added: 1, updated: 0 });
+    expect(await storage.knowledge.writeBatch(batch("Giraffes browse the acacia."))).toEqual({ added: 0, updated: 1 });
+    expect(await storage.knowledge.fullText(bot.id, ["zebras"], 5)).toEqual([]);
+    const [hit] = await storage.knowledge.fullText(bot.id, ["giraffes"], 5);
+    expect((await storage.knowledge.chunks([hit!]))[0]!.content).toBe("Giraffes browse the acacia.");
+    expect(await storage.knowledge.knownWords(["acacia", "zebras"])).toEqual(["acacia"]);
+    expect(await storage.knowledge.fullText(bot.id, ['"', "AND", "NEAR("], 5)).toEqual([]);
+    expect(await storage.knowledge.embedder()).toEqual({ spec: "test", dimension: 4 });
+
+    const before = await storage.knowledge.vectorState(bot.id);
+    const [doc] = await storage.knowledge.documents(bot.id);
+    expect(await storage.knowledge.removeDocument(bot.id, doc!.id)).toBe(true);
+    const after = await storage.knowledge.vectorState(bot.id);
+    expect(after.max_id).toBeNull();
+    expect(after.revision).toBeGreaterThan(before.revision);
+    expect(await storage.knowledge.hasChunks(bot.id)).toBe(false);
+  });
+
+  it("keeps the first of racing install secrets and idempotency claims", async () => {
+    const { storage, org } = await seeded();
+    const secrets = await Promise.all(["one", "two", "three"].map((v) => storage.settings.putIfAbsent("widget_secret", v)));
+    expect(new Set(secrets).size).toBe(1);
+    const at = { now: NOW, expiredBefore: "2025-01-01T00:00:00.000Z", staleBefore: "2025-01-01T00:00:00.000Z" };
+    const claims = await Promise.all([1, 2, 3].map(() => storage.idempotency.claim(org.id, "key-1", "fp", at)));
+    expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+  });
+});
