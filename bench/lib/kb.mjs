@@ -66,7 +66,10 @@ export async function preparedPostgresKnowledgeBase({ chunks, seed, log }) {
   const meta = join(dir, `${template}.json`);
   const existing = await listDatabases(prefix);
   if (existing.includes(template) && existsSync(meta)) return { template, url: databaseUrl(template), ...JSON.parse(readFileSync(meta, "utf8")), cached: true };
-  for (const name of existing) await dropDatabase(name);
+  for (const name of existing) {
+    await dropDatabase(name);
+    rmSync(join(dir, `${name}.json`), { force: true });
+  }
   log?.(`building a PostgreSQL knowledge base of ~${chunks} chunks (seed ${seed}) in ${template}; kept for later runs`);
   const building = `${template}_tmp`;
   const url = await createDatabase(building);
