@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // chatsvc benchmark suite: `npm run bench` (full) or `npm run bench -- --quick`.
-// Options: --quick, --only=1,3,8 (scenario numbers), --seed=<n>, --no-build (reuse bench/.cache/dist),
+// PostgreSQL rows run beside the SQLite ones when a server answers at CHATSVC_BENCH_PG_URL
+// (default postgres://postgres@127.0.0.1:5432/postgres; the bench creates databases bench_*).
+// Options: --quick, --only=1,3,8 (scenario numbers), --seed=<n>, --max-chunks=<n>, --no-build (reuse bench/.cache/dist),
 // --profile (servers and workers write V8 CPU profiles to bench/.cache/profiles; read them with
 // `node bench/profile-summary.mjs <file>`), --update-readme (puts the table between the
 // `<!-- bench:start -->` and `<!-- bench:end -->` markers of README.md).
@@ -10,8 +12,9 @@ import os from "node:os";
 import { join } from "node:path";
 import { buildForBench } from "./lib/build.mjs";
 import { DEFAULT_SEED } from "./lib/dataset.mjs";
-import { preparedKnowledgeBase } from "./lib/kb.mjs";
+import { preparedKnowledgeBase, preparedPostgresKnowledgeBase } from "./lib/kb.mjs";
 import { CACHE_DIR, RESULTS_DIR, ROOT_DIR } from "./lib/paths.mjs";
+import { PG_SERVER_URL, postgresUnavailable } from "./lib/pg.mjs";
 import { toMarkdown, unavailable } from "./lib/table.mjs";
 
 const args = process.argv.slice(2);
@@ -30,6 +33,7 @@ const SCENARIOS = [
   { id: 5, name: "ingestion", module: "./scenarios/ingest.mjs" },
   { id: 6, name: "webhooks", module: "./scenarios/webhooks.mjs" },
   { id: 8, name: "streaming", module: "./scenarios/streaming.mjs" },
+  { id: 9, name: "npx first run", module: "./scenarios/npx.mjs" },
   // Last: it reports the peak RSS the load scenarios saw.
   { id: 7, name: "memory and start-up", module: "./scenarios/memory.mjs" },
 ];
@@ -46,6 +50,7 @@ const meta = {
   date: new Date().toISOString(),
   mode: quick ? "quick" : "full",
   scenarios: only ?? "all",
+  maxChunks: option("max-chunks") ? Number(option("max-chunks")) : null,
   seed,
   node: process.version,
   platform: `${os.platform()} ${os.release()} ${os.arch()}`,
@@ -62,8 +67,16 @@ if (!flag("no-build")) {
   meta.buildMs = await buildForBench();
 }
 
-const sizes = quick ? { retrieval: [10_000], send: [10_000] } : { retrieval: [10_000, 100_000, 300_000], send: [10_000, 100_000] };
+// --max-chunks=<n> leaves out the larger knowledge bases (a 300k-chunk one takes minutes to build).
+const maxChunks = Number(option("max-chunks") ?? Infinity);
+const sizes = Object.fromEntries(
+  Object.entries(quick ? { retrieval: [10_000], send: [10_000] } : { retrieval: [10_000, 100_000, 300_000], send: [10_000, 100_000] }).map(([k, list]) => [k, list.filter((n) => n <= maxChunks)]),
+);
 const kbs = new Map();
+const pgKbs = new Map();
+const pgReason = await postgresUnavailable();
+meta.postgres = pgReason ?? new URL(PG_SERVER_URL).host;
+log(pgReason ? `PostgreSQL rows skipped: ${pgReason}` : `PostgreSQL rows beside SQLite: ${meta.postgres}`);
 const profileDir = join(CACHE_DIR, "profiles");
 const ctx = {
   quick,
@@ -84,6 +97,16 @@ const ctx = {
       meta.datasets[`kb_${chunks}`] = { chunks: kb.chunks, documents: kb.documents, mb: Math.round(kb.bytes / 1048576), buildMs: kb.buildMs, cached: kb.cached };
     }
     return kbs.get(chunks);
+  },
+  /** Why PostgreSQL rows cannot run this time, or null. */
+  postgresUnavailable: pgReason,
+  async postgresKnowledgeBase(chunks) {
+    if (!pgKbs.has(chunks)) {
+      const kb = await preparedPostgresKnowledgeBase({ chunks, seed, log });
+      pgKbs.set(chunks, kb);
+      meta.datasets[`pg_kb_${chunks}`] = { chunks: kb.chunks, documents: kb.documents, mb: Math.round(kb.bytes / 1048576), buildMs: kb.buildMs, cached: kb.cached };
+    }
+    return pgKbs.get(chunks);
   },
 };
 
@@ -110,19 +133,20 @@ meta.totalSeconds = Math.round((Date.now() - started) / 1000);
 const table = toMarkdown(rows);
 const datasets = Object.entries(meta.datasets).map(([k, d]) => `${k}: ${d.chunks.toLocaleString("en-US")} chunks / ${d.documents.toLocaleString("en-US")} docs / ${d.mb} MB`).join("; ");
 const header =
-  `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
-  `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
+  `chatsvc benchmark (${meta.mode}${only ? `, scenarios ${only.join(",")} only` : ""}${Number.isFinite(maxChunks) ? `, up to ${maxChunks.toLocaleString("en-US")} chunks` : ""}), ${meta.date}, commit ${meta.commit}${meta.uncommittedFiles ? ` + ${meta.uncommittedFiles} uncommitted files` : ""}\n` +
+  `Node ${meta.node}, ${meta.cpu}, ${meta.memoryGb} GB, ${meta.platform}; PostgreSQL: ${pgReason ? `skipped (${pgReason})` : meta.postgres}; load average ${meta.loadAverageAtStart.join(" ")} at start, ${meta.loadAverageAtEnd.join(" ")} at end; seed ${seed}\n` +
   `Datasets: ${datasets || "none"}; ${meta.totalSeconds} s in all.`;
 mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(join(RESULTS_DIR, "latest.json"), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
 // latest-<mode> too, so a quick regression run does not hide the last full table
-// (a run of some scenarios only replaces neither).
-for (const name of only ? ["latest"] : ["latest", `latest-${meta.mode}`]) {
+// (a run of some scenarios or sizes only replaces neither).
+const partial = Boolean(only) || Number.isFinite(maxChunks);
+for (const name of partial ? ["latest"] : ["latest", `latest-${meta.mode}`]) {
   if (name !== "latest") writeFileSync(join(RESULTS_DIR, `${name}.json`), JSON.stringify({ meta, rows, details: ctx.details }, null, 2) + "\n");
   writeFileSync(join(RESULTS_DIR, `${name}.md`), `${header.split("\n").join("  \n")}\n\n${table}\n`);
 }
 process.stdout.write(`\n${header}\n\n${table}\n`);
-if (flag("update-readme") && only) log("--update-readme ignored: the README shows whole runs, not --only ones");
+if (flag("update-readme") && partial) log("--update-readme ignored: the README shows whole runs, not --only or --max-chunks ones");
 else if (flag("update-readme")) {
   const readme = join(ROOT_DIR, "README.md");
   const text = readFileSync(readme, "utf8");

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 
 const running = new Set();
 // Never leave a server behind, whatever happens to the run.
@@ -15,6 +15,31 @@ export function rssOf(pid, field = "VmRSS") {
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds a live process has used (user + system, from /proc/<pid>/stat). */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds used by every live process named `name` (all PostgreSQL backends, say, whoever they serve). */
+export function cpuSecondsOfAll(name) {
+  let total = 0;
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) total += cpuSecondsOf(pid) || 0;
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return total;
 }
 
 /**

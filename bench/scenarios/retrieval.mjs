@@ -1,11 +1,26 @@
 import { join } from "node:path";
 import { BENCH_DIR } from "../lib/paths.mjs";
+import { createDatabase, dropDatabase } from "../lib/pg.mjs";
 import { runJsonWorker } from "../lib/proc.mjs";
-import { row } from "../lib/table.mjs";
+import { row, unavailable } from "../lib/table.mjs";
 
 const TARGET_P50 = { 10_000: 5, 100_000: 25 };
+// Issue 14: PostgreSQL retrieval p50 at most 25 ms at 100k chunks.
+const TARGET_P50_POSTGRES = { 100_000: 25 };
 
-/** Scenario 2: retrieval alone (hybrid, k = 8) at each size, with same-run baselines and recall@8. */
+/** The service's retrieval on a copy of the PostgreSQL knowledge base of `size` chunks. */
+async function postgresRetrieval(ctx, size, queries) {
+  const kb = await ctx.postgresKnowledgeBase(size);
+  const name = `bench_retrieval_${process.pid}`;
+  const database = await createDatabase(name, kb.template);
+  try {
+    return await runJsonWorker(join(BENCH_DIR, "workers", "retrieval-service.mjs"), [JSON.stringify({ database, slug: kb.slug, seed: ctx.seed, documents: kb.documents, queries })], { nodeArgs: ctx.nodeArgs });
+  } finally {
+    await dropDatabase(name);
+  }
+}
+
+/** Scenario 2: retrieval alone (hybrid, k = 8) at each size, with same-run baselines and recall@8; PostgreSQL beside SQLite at 10k and 100k. */
 export async function run(ctx) {
   const rows = [];
   for (const size of ctx.sizes.retrieval) {
@@ -42,6 +57,30 @@ export async function run(ctx) {
       row({ id: "2", figure: `baseline: exact float KNN, sqlite-vec, ${label}`, value: r.sqliteVec.p50, unit: "ms" }),
       row({ id: "2", figure: `baseline: exact float scan, Float32Array, ${label}`, value: r.scan.p50, unit: "ms" }),
       row({ id: "2", figure: `baseline: raw FTS5 MATCH (same terms), ${label}`, value: r.fts.p50, unit: "ms", note: `p99 ${r.fts.p99.toFixed(1)} ms, ${r.ftsTerms.toFixed(1)} terms/query` }),
+    );
+    if (size > 100_000) continue;
+    const figure = `PostgreSQL: retrieval p50, hybrid k=8, ${label}`;
+    if (ctx.postgresUnavailable) {
+      rows.push(unavailable("2", figure, `skipped: ${ctx.postgresUnavailable}`));
+      continue;
+    }
+    // The same queries as the SQLite service above (same seed and count).
+    const p = await postgresRetrieval(ctx, size, ctx.quick ? 150 : 300);
+    ctx.details[`retrieval_${size}_postgres`] = p;
+    const pgTarget = TARGET_P50_POSTGRES[size];
+    rows.push(
+      row({
+        id: "2",
+        figure,
+        value: p.service.p50,
+        unit: "ms",
+        baseline: { label: "SQLite", value: r.service.p50 },
+        baselineUnit: "ms",
+        ratio: p.service.p50 / r.service.p50,
+        target: pgTarget ? `<= ${pgTarget} ms` : "(no target)",
+        pass: pgTarget ? p.service.p50 <= pgTarget : null,
+        note: `p99 ${p.service.p99.toFixed(1)} ms; first search ${p.firstSearchMs} ms (loads the vector index)`,
+      }),
     );
   }
   return rows;

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { api, startChatsvc } from "../lib/chatsvc.mjs";
 import { load } from "../lib/load.mjs";
 import { createRandom } from "../lib/prng.mjs";
-import { row } from "../lib/table.mjs";
+import { row, unavailable } from "../lib/table.mjs";
 
 /** Longest a paused receiver holds an answer: well under the 10 s attempt timeout, so nothing times out. */
 const HOLD_MS = 4_000;
@@ -139,6 +139,8 @@ export async function run(ctx) {
     }
   }
 
+  rows.push(await postgresDrain(ctx, events, env, ctx.details.webhooksBacklog));
+
   // 2. A receiver failing 30% of attempts: every event ends delivered or counted failed, once.
   const flakyEvents = ctx.quick ? 600 : 10_000;
   const receiver = await startReceiver({ failRate: 0.3, seed: ctx.seed });
@@ -178,4 +180,47 @@ export async function run(ctx) {
     await receiver.close();
   }
   return rows;
+}
+
+/**
+ * PostgreSQL: two `chatsvc serve` on one database, each creating half the
+ * events while the receiver is slow, then the backlog drained by whichever
+ * instances claim it (against SQLite's one-process drain above).
+ */
+async function postgresDrain(ctx, events, env, sqlite) {
+  const figure = "PostgreSQL: webhooks backlog drain across 2 instances on one database";
+  if (ctx.postgresUnavailable) return unavailable("6", figure, `skipped: ${ctx.postgresUnavailable}`, ">= 1,000/s, none lost");
+  const kb = await ctx.postgresKnowledgeBase(ctx.sizes.send[0]);
+  const receiver = await startReceiver({ paused: true });
+  const args = ["--allow-private-webhooks"];
+  const first = await startChatsvc(kb, { env, args, nodeArgs: ctx.nodeArgs });
+  let second;
+  try {
+    second = await startChatsvc(kb, { env, args, nodeArgs: ctx.nodeArgs, database: first.database });
+    await api(first, "/webhooks", { method: "POST", json: { url: receiver.url, events: ["conversation_started"] } });
+    const fired = await Promise.all([fireEvents(first, events / 2), fireEvents(second, events / 2)]);
+    const accepted = fired.reduce((a, f) => a + f.accepted, 0);
+    receiver.release();
+    const settled = await until(() => receiver.stats().delivered >= accepted, 120_000);
+    const s = receiver.stats();
+    const lost = accepted - s.delivered;
+    const duplicates = s.received - s.unique;
+    const rate = s.afterRelease / ((s.last - s.releasedAt) / 1000);
+    const sqliteRate = sqlite ? sqlite.receiver.afterRelease / ((sqlite.receiver.last - sqlite.receiver.releasedAt) / 1000) : null;
+    ctx.details.webhooksBacklogPostgres = { fired, receiver: s, settled };
+    return row({
+      id: "6",
+      figure: `${figure}: ${s.afterRelease.toLocaleString("en-US")} queued deliveries`,
+      value: rate,
+      unit: "events/s",
+      ...(sqliteRate && { baseline: { label: "SQLite, 1 process", value: sqliteRate }, baselineUnit: "events/s", ratio: rate / sqliteRate }),
+      target: ">= 1,000/s, none lost",
+      pass: rate >= 1000 && lost === 0 && accepted === events,
+      note: `${lost} lost, ${duplicates} duplicate attempts${settled ? "" : ", NOT SETTLED in 120 s"}; events created ${Math.round(fired.reduce((a, f) => a + f.rps, 0))}/s over both instances`,
+    });
+  } finally {
+    await second?.stop();
+    await first.stop();
+    await receiver.close();
+  }
 }

@@ -1,5 +1,5 @@
 // Builds a benchmark knowledge base with the product's own ingestion.
-// Usage: build-kb.mjs <db file> <chunks> <seed> <meta json out>
+// Usage: build-kb.mjs <db file or postgres:// URL> <chunks> <seed> <meta json out>
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BENCH_DIST } from "../lib/build.mjs";
@@ -8,7 +8,7 @@ import { createCorpus } from "../lib/dataset.mjs";
 const [db, chunksArg, seedArg, metaOut] = process.argv.slice(2);
 const target = Number(chunksArg);
 const { createChatService } = await import(join(BENCH_DIST, "index.js"));
-const service = await createChatService({ db, env: {}, creditsMonthly: 1_000_000_000 });
+const service = await createChatService({ ...(db.startsWith("postgres") ? { database: db } : { db }), env: {}, creditsMonthly: 1_000_000_000 });
 const { organization, key } = await service.bootstrap({ organizationName: "Bench", email: "bench@example.com" });
 await service.chatbots.create({ organization_id: organization.id, slug: "kb", name: "Bench knowledge base" });
 
