@@ -30,7 +30,7 @@ export function registerServe(program: Command): void {
       });
       try {
         // Setting up ingests the bundled docs (about a second): say so first rather than sit silent.
-        if (await service.isEmpty()) process.stdout.write(`First run: setting up ${service.config.db} (organisation, API key, demo chatbot with chatsvc's docs)...\n`);
+        if (await service.isEmpty()) process.stdout.write(`First run: setting up ${databaseLabel(service)} (organisation, API key, demo chatbot with chatsvc's docs)...\n`);
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
