@@ -9,6 +9,7 @@ import { testDatabaseUrl, unreachable } from "./test/support/postgres.js";
 const BEHAVIOUR_SUITES = [
   "test/foundation/auth.test.ts",
   "test/foundation/envelope.test.ts",
+  "test/foundation/first-run.test.ts",
   "test/chat/**/*.test.ts",
   "test/knowledge/ingest.test.ts",
   "test/knowledge/retrieval-quality.test.ts",

@@ -1,8 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Chatbot, Chatbots } from "./core/chatbots.js";
 import type { IssuedApiKey, Keys } from "./core/keys.js";
 import { packageRoot } from "./core/package-root.js";
 import type { Organization, Orgs } from "./core/orgs.js";
+import type { SettingStore } from "./core/storage/index.js";
 import type { User, Users } from "./core/users.js";
 import type { Knowledge } from "./knowledge/types.js";
 
@@ -56,6 +59,41 @@ export async function bootstrap(
   });
   const key = await service.keys.create({ user_id: user.id, name: "Default key", accept_attribution: true, ip });
   return { organization, user, chatbot, key, knowledge: ingestDocs ? await learnDocs(service, chatbot.slug) : null };
+}
+
+/** What first-run setup needs to happen once when several instances start together on one empty database. */
+export interface FirstRunGate {
+  isEmpty(): Promise<boolean>;
+  settings: Pick<SettingStore, "putIfAbsent" | "put" | "get">;
+}
+
+const CLAIM_KEY = "first_run_setup";
+
+/**
+ * First-run setup unless the database already has an organisation. Instances
+ * starting together on one empty database (a cluster's first deploy) would each
+ * create an organisation, an owner and a key; instead the first to store its
+ * claim sets up and the others wait until the organisation exists, then answer
+ * undefined. A claim whose holder died before creating anything is taken over
+ * once `staleMs` has passed.
+ */
+export async function bootstrapIfEmpty(
+  service: BootstrapTarget & FirstRunGate,
+  options: BootstrapOptions = {},
+  { staleMs = 120_000, pollMs = 200 } = {},
+): Promise<BootstrapResult | undefined> {
+  const mine = `${Date.now()} ${randomUUID()}`;
+  for (;;) {
+    if (!(await service.isEmpty())) return undefined;
+    let held = await service.settings.putIfAbsent(CLAIM_KEY, mine);
+    if (held !== mine && Date.now() - Number(held.split(" ")[0]) > staleMs) {
+      await service.settings.put(CLAIM_KEY, mine);
+      // Two instances taking over at once both wrote; the value read back names the one that goes on.
+      held = (await service.settings.get(CLAIM_KEY)) ?? held;
+    }
+    if (held === mine) return bootstrap(service, options);
+    await sleep(pollMs);
+  }
 }
 
 /**

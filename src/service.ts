@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createChat, type Chat } from "./chat/chat.js";
-import { bootstrap, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
+import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
 import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./core/config.js";
@@ -70,6 +70,12 @@ export interface ChatService {
   installSecret(name: string): Promise<Buffer>;
   /** First-run setup: an organisation, its owner, the `demo` chatbot and one API key. */
   bootstrap(options?: BootstrapOptions): Promise<BootstrapResult>;
+  /**
+   * First-run setup unless the database already has an organisation (then undefined).
+   * Instances starting together on one empty database set it up once: the others wait
+   * for it and answer undefined.
+   */
+  bootstrapIfEmpty(options?: BootstrapOptions): Promise<BootstrapResult | undefined>;
   /** Listen to domain events after they are committed. Returns an unsubscribe function. */
   on<N extends EventName>(name: N | "*", listener: EventListener<N>): () => void;
   /** Flushes pending writes and closes the database. Safe to call twice. */
@@ -162,6 +168,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     exposedFiles: () => storage.exposedFiles(),
     installSecret: async (name) => Buffer.from(await storage.settings.putIfAbsent(name, randomBytes(32).toString("base64")), "base64"),
     bootstrap: (opts) => bootstrap(service, opts),
+    bootstrapIfEmpty: (opts) => bootstrapIfEmpty({ ...service, settings: storage.settings }, opts),
     on: (name, listener) => events.on(name, listener),
     async close() {
       if (closed) return;

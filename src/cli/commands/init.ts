@@ -18,8 +18,7 @@ export function printBootstrap(result: BootstrapResult, write: (s: string) => vo
 
 /** Runs first-run setup when the database is empty; returns what it created, if anything. */
 export async function initIfEmpty(service: ChatService, options: { organizationName?: string; email?: string } = {}): Promise<BootstrapResult | undefined> {
-  if (!(await service.isEmpty())) return undefined;
-  return service.bootstrap({ ...options, ip: "cli" });
+  return service.bootstrapIfEmpty({ ...options, ip: "cli" });
 }
 
 export function registerInit(program: Command): void {
