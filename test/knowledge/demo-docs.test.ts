@@ -27,11 +27,12 @@ const QUESTIONS: [string, string][] = [
   ["How do I stream the reply with server-sent events?", "api.md"],
   ["What does status 429 mean?", "api.md"],
   ["Which command lists the documents of a chatbot?", "cli.md"],
+  ["How do I run several instances behind a load balancer?", "several-instances.md"],
 ];
 
 describe("the demo chatbot", () => {
   it("knows chatsvc's own documentation after first-run setup", async () => {
-    expect(h.tenant.knowledge).toEqual({ documents: 8, chunks: expect.any(Number) });
+    expect(h.tenant.knowledge).toEqual({ documents: 9, chunks: expect.any(Number) });
     expect((await h.call("/chatbots/demo")).body.data.has_knowledge_base).toBe(true);
     expect(await (await h.service.knowledge.list("demo")).map((d) => d.name).sort()).toEqual([
       "api.md",
@@ -40,6 +41,7 @@ describe("the demo chatbot", () => {
       "keys-and-attribution.md",
       "knowledge-base.md",
       "quick-start.md",
+      "several-instances.md",
       "webhooks.md",
       "widget.md",
     ]);
