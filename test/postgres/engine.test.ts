@@ -3,6 +3,7 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
 import type { AttemptRecord } from "../../src/core/storage/index.js";
 import { migratePostgres, openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/index.js";
+import { seedTenant } from "../support/storage-seed.js";
 import { cloneTestDatabase, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
 
 /*
@@ -27,29 +28,7 @@ async function instances(n: number): Promise<PostgresStorage[]> {
 
 const now = () => new Date().toISOString();
 
-async function tenant(s: PostgresStorage, credits = 100) {
-  const org = await s.orgs.create({ name: "Acme", credits_monthly: credits, brand_removal: false, created_at: now() });
-  const bot = await s.chatbots.create({
-    organization_id: org.id,
-    slug: "demo",
-    name: "Demo",
-    display_name: null,
-    description: "",
-    language: "en",
-    is_active: true,
-    greeting_message: "",
-    fallback_message: "",
-    placeholder_text: "",
-    appearance: "{}",
-    model: null,
-    instructions: "",
-    allowed_origins: "[]",
-    created_at: now(),
-    updated_at: now(),
-  });
-  if (typeof bot === "string") throw new Error(bot);
-  return { org, bot };
-}
+const tenant = (s: PostgresStorage, credits = 100) => seedTenant(s, { credits });
 
 async function conversation(s: PostgresStorage, chatbotId: number, session: string) {
   const started = await s.conversations.start(

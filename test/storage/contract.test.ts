@@ -9,6 +9,7 @@ import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testDatabase, testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
+import { seedTenant } from "../support/storage-seed.js";
 
 const SQLITE = {
   name: "sqlite",
@@ -43,26 +44,7 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
   async function seeded(monthly = 100) {
     const storage = await engine.open({ encodeEvent: encodeWebhookEvent });
     cleanups.push(() => storage.close());
-    const org = await storage.orgs.create({ name: "Acme", credits_monthly: monthly, brand_removal: false, created_at: NOW });
-    const bot = await storage.chatbots.create({
-      organization_id: org.id,
-      slug: "demo",
-      name: "Demo",
-      display_name: null,
-      description: "",
-      language: "en",
-      is_active: true,
-      greeting_message: "",
-      fallback_message: "",
-      placeholder_text: "",
-      appearance: "{}",
-      model: null,
-      instructions: "",
-      allowed_origins: "[]",
-      created_at: NOW,
-      updated_at: NOW,
-    });
-    if (typeof bot === "string") throw new Error(bot);
+    const { org, bot } = await seedTenant(storage, { credits: monthly, at: NOW });
     const conversation = (values: Partial<NewConversation> = {}): NewConversation => ({
       chatbot_id: bot.id,
       session_id: `api_${Math.random().toString(36).slice(2)}`,

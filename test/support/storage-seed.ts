@@ -1,0 +1,26 @@
+import type { Storage } from "../../src/core/storage/index.js";
+
+/** An organisation with `credits` a month and its `demo` chatbot, written straight through a storage. */
+export async function seedTenant(storage: Pick<Storage, "orgs" | "chatbots">, { credits = 100, at = new Date().toISOString() } = {}) {
+  const org = await storage.orgs.create({ name: "Acme", credits_monthly: credits, brand_removal: false, created_at: at });
+  const bot = await storage.chatbots.create({
+    organization_id: org.id,
+    slug: "demo",
+    name: "Demo",
+    display_name: null,
+    description: "",
+    language: "en",
+    is_active: true,
+    greeting_message: "",
+    fallback_message: "",
+    placeholder_text: "",
+    appearance: "{}",
+    model: null,
+    instructions: "",
+    allowed_origins: "[]",
+    created_at: at,
+    updated_at: at,
+  });
+  if (typeof bot === "string") throw new Error(bot);
+  return { org, bot };
+}
