@@ -36,6 +36,7 @@ it("`serve` on an existing database readable by others warns how to fix it, and 
   expect(out.stderr).toContain(`chmod 600 ${db}`);
   // A JSON line for log collectors too.
   const line = out.stderr.split("\n").find((l) => l.startsWith("{") && l.includes("permissions"));
+  expect(line, `no JSON warning line on stderr:\n${out.stderr}`).toBeDefined();
   expect(JSON.parse(line!)).toMatchObject({ level: "warn", files: expect.arrayContaining([{ path: db, mode: "0644" }]) });
   expect(modeOf(db)).toBe("0644");
 });
