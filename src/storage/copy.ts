@@ -11,11 +11,10 @@ import { openDatabase, type Sqlite } from "./sqlite/open.js";
 
 /**
  * What moves, parents before children so foreign keys hold row by row. Both
- * schemas name every column alike; PostgreSQL-only tables (change counters,
- * rate-limit buckets) start empty, and SQLite's FTS index and vector revision
+ * schemas name every column alike; SQLite's FTS index and vector revision
  * counters are rebuilt by PostgreSQL itself (generated tsvector, triggers).
  */
-const TABLES: PgTable[] = [
+export const COPIED_TABLES: PgTable[] = [
   pgSchema.organizations,
   pgSchema.users,
   pgSchema.apiKeys,
@@ -34,6 +33,13 @@ const TABLES: PgTable[] = [
   pgSchema.widgetBudgetCounters,
   pgSchema.idempotencyKeys,
 ];
+
+/**
+ * What starts empty: runtime state of running instances (change counters and
+ * rate-limit buckets exist on PostgreSQL only; a job lease held by a stopped
+ * SQLite server would only delay that job on the new database).
+ */
+export const NOT_COPIED_TABLES: PgTable[] = [pgSchema.revisions, pgSchema.rateBuckets, pgSchema.leases];
 
 /** PostgreSQL accepts at most 65,535 parameters per statement. */
 const MAX_PARAMETERS = 65_535;
@@ -73,7 +79,7 @@ export async function copySqliteToPostgres(file: string, url: string): Promise<C
         return await transaction(db.$client, async (tx) => {
           await refuseNonEmpty(tx);
           const tables: CopiedTable[] = [];
-          for (const table of TABLES) tables.push(await copyTable(sqlite, tx, table));
+          for (const table of COPIED_TABLES) tables.push(await copyTable(sqlite, tx, table));
           return { tables, total: tables.reduce((sum, t) => sum + t.rows, 0) };
         });
       } finally {
@@ -89,7 +95,7 @@ export async function copySqliteToPostgres(file: string, url: string): Promise<C
 
 async function refuseNonEmpty(tx: pg.PoolClient): Promise<void> {
   const filled: string[] = [];
-  for (const table of TABLES) {
+  for (const table of COPIED_TABLES) {
     const name = getTableName(table);
     const { rows } = await tx.query<{ filled: boolean }>(`SELECT EXISTS (SELECT 1 FROM "${name}") AS filled`);
     if (rows[0]!.filled) filled.push(name);

@@ -1,6 +1,10 @@
 import { join } from "node:path";
+import { getTableName, is } from "drizzle-orm";
+import { PgTable } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
+import { COPIED_TABLES, NOT_COPIED_TABLES } from "../../src/storage/copy.js";
+import * as pgSchema from "../../src/storage/postgres/schema.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { createChatService, type ChatService } from "../../src/service.js";
 import { widgetSecret } from "../../src/http/widget/token.js";
@@ -57,6 +61,12 @@ afterAll(async () => {
 });
 
 describe("chatsvc db copy", () => {
+  it("copies every table of the schema or leaves it out on purpose: a new table cannot be forgotten", () => {
+    const all = Object.values(pgSchema).filter((t) => is(t, PgTable)).map((t) => getTableName(t as PgTable));
+    const decided = [...COPIED_TABLES, ...NOT_COPIED_TABLES].map((t) => getTableName(t));
+    expect([...decided].sort()).toEqual([...all].sort());
+  });
+
   it("moves a SQLite install whole: the same key, chunks, conversations, credits, secrets and pending deliveries on PostgreSQL", async () => {
     let key = "";
     const before = await start({ db: file }, () => key);

@@ -177,4 +177,26 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     const claims = await Promise.all([1, 2, 3].map(() => storage.idempotency.claim(org.id, "key-1", "fp", at)));
     expect(claims.filter((c) => c.claimed)).toHaveLength(1);
   });
+
+  it("gives a job's lease to one holder at a time, frees it on release or expiry, and waits out the interval after a completed run", async () => {
+    const { storage } = await seeded();
+    const hour = { ttlMs: 3_600_000 };
+    const takes = await Promise.all(["a", "b", "c"].map((holder) => storage.leases.acquire("retention", holder, hour)));
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    const winner = ["a", "b", "c"][takes.indexOf(true)];
+    const loser = winner === "a" ? "b" : "a";
+    expect(await storage.leases.acquire("retention", winner, hour)).toBe(true);
+    expect(await storage.leases.acquire("retention", loser, hour)).toBe(false);
+    expect(await storage.leases.acquire("sync", loser, hour)).toBe(true);
+
+    await storage.leases.release("retention", loser);
+    expect(await storage.leases.acquire("retention", loser, hour)).toBe(false);
+    await storage.leases.release("retention", winner, true);
+    expect(await storage.leases.acquire("retention", loser, { ...hour, minIntervalMs: 3_600_000 })).toBe(false);
+    expect(await storage.leases.acquire("retention", loser, { ...hour, minIntervalMs: 0 })).toBe(true);
+
+    // A holder that died: its lease lapses after its ttl and another takes it over.
+    expect(await storage.leases.acquire("reindex", "dead", { ttlMs: 0 })).toBe(true);
+    expect(await storage.leases.acquire("reindex", "alive", hour)).toBe(true);
+  });
 });

@@ -31,6 +31,7 @@
  * - keys.touch, outbox.release: the whole batch.
  * - widgetBudgets.reserve / release: every counter of the message (all or none).
  * - idempotency.claim: one conditional upsert (then a read when someone else holds the key).
+ * - leases.acquire: one conditional upsert.
  * Other writes are single statements.
  *
  * Events: a write that records events returns them (`WithEvents`) with the
@@ -46,6 +47,7 @@ import type { ConversationStore } from "./conversations.js";
 import type { CreditStore } from "./credits.js";
 import type { KnowledgeStore } from "./knowledge.js";
 import type { LeadStore } from "./leads.js";
+import type { LeaseStore } from "./leases.js";
 import type { OrgStore } from "./orgs.js";
 import type { SettingStore } from "./settings.js";
 import type { UserStore } from "./users.js";
@@ -65,6 +67,7 @@ export type * from "./rate-limits.js";
 export type * from "./keys.js";
 export type * from "./knowledge.js";
 export type * from "./leads.js";
+export type * from "./leases.js";
 export type * from "./orgs.js";
 export type * from "./settings.js";
 export type * from "./users.js";
@@ -93,6 +96,7 @@ export interface Storage {
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
   readonly settings: SettingStore;
+  readonly leases: LeaseStore;
   /**
    * Rate-limit buckets in the database, on engines several instances share
    * (PostgreSQL); absent where one process serves (SQLite keeps them in memory).

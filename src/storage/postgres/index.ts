@@ -1,5 +1,6 @@
 import type { Storage, StorageOptions } from "../../core/storage/index.js";
 import type { RateLimitStore } from "../../core/storage/rate-limits.js";
+import { createPgLeaseStore } from "./leases.js";
 import { createChangeFeed } from "./changes.js";
 import { createPgChatbotStore } from "./chatbots.js";
 import { run, statement } from "./client.js";
@@ -75,6 +76,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     webhooks: createPgWebhookStore(pool),
     outbox: createPgOutboxStore(pool, encodeEvent, queued),
     settings: createPgSettingStore(pool),
+    leases: createPgLeaseStore(pool),
     widgetBudgets: createPgWidgetBudgetStore(pool),
     idempotency: createPgIdempotencyStore(pool),
     changes,

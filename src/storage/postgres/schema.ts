@@ -310,6 +310,14 @@ export const rateBuckets = pgTable(
   (t) => [index("rate_buckets_full_idx").on(t.fullMs)],
 );
 
+/** Leases of background jobs (see core/storage/leases.ts); the database's clock in epoch milliseconds. */
+export const leases = pgTable("leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresMs: doublePrecision("expires_ms").notNull(),
+  lastRunMs: doublePrecision("last_run_ms"),
+});
+
 /** A chatbot's own widget message budgets; null means the configured default. */
 export const widgetBudgets = pgTable("widget_budgets", {
   chatbotId: integer("chatbot_id")

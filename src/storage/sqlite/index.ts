@@ -1,4 +1,5 @@
 import type { Storage, StorageOptions } from "../../core/storage/index.js";
+import { createLeaseStore } from "./leases.js";
 import { createChatbotStore } from "./chatbots.js";
 import { createConversationStore } from "./conversations.js";
 import { createCredits } from "./credits.js";
@@ -54,6 +55,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record),
       settings: createSettingStore(sqlite),
+      leases: createLeaseStore(sqlite),
       idempotency: createIdempotencyStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite),
       changes: { version: () => dataVersion.get()! },

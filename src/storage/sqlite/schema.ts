@@ -251,6 +251,14 @@ export const settings = sqliteTable("settings", {
   updatedAt: text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
 });
 
+/** Leases of background jobs (see core/storage/leases.ts); epoch milliseconds. */
+export const leases = sqliteTable("leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresMs: integer("expires_ms").notNull(),
+  lastRunMs: integer("last_run_ms"),
+});
+
 /** A chatbot's own widget budgets; a null column (or no row) means the configured default. */
 export const widgetBudgets = sqliteTable("widget_budgets", {
   chatbotId: integer("chatbot_id")
