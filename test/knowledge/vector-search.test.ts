@@ -1,4 +1,5 @@
 import { basename, dirname, join } from "node:path";
+import * as sqliteVec from "sqlite-vec";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashEmbed } from "../../src/knowledge/embedders/hash.js";
 import { dot, normalize } from "../../src/knowledge/embedders/index.js";
@@ -160,6 +161,7 @@ describe.skipIf(testEngine !== "sqlite")("databases from before chunk_embeddings
     // Turn it back into the old layout: the vectors only in a vec0 table. (Migrations stay applied:
     // later ones cannot be rolled back and re-run, and the copy happens after migrating anyway.)
     const sqlite = sqliteOf(before);
+    sqliteVec.load(sqlite);
     sqlite.exec(`
       CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id integer primary key, chatbot_id integer partition key, embedding float[384] distance_metric=cosine);
       CREATE TRIGGER chunk_vectors_ad AFTER DELETE ON chunks BEGIN DELETE FROM chunk_vectors WHERE chunk_id = old.id; END;

@@ -16,8 +16,8 @@ export interface OpenDatabaseOptions {
 }
 
 /**
- * Opens (creating if needed, private to its owner) the SQLite file, loads
- * sqlite-vec, sets the pragmas every connection needs, and applies pending migrations.
+ * Opens (creating if needed, private to its owner) the SQLite file, sets the
+ * pragmas every connection needs, and applies pending migrations.
  *
  * @example
  * const db = openDatabase("./.chatsvc/chatsvc.db");
@@ -36,8 +36,9 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // saves a copy per page (10k-chunk retrieval p50 3.6 -> 4.3 ms without it). The pages it touches show
     // in RSS as file-backed memory (~18 MB idle at 10k chunks), which the kernel reclaims under pressure.
     client.pragma("mmap_size = 1073741824");
-    // vec0 must exist before migrations that might reference it run.
-    sqliteVec.load(client);
+    // Only databases from before chunk_embeddings hold a vec0 table, which cannot even be read or dropped
+    // without the extension; every other open skips loading it.
+    if (client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'").get()) sqliteVec.load(client);
     const db = drizzle({ client, schema }) as Db;
     migrate(db, { migrationsFolder: join(packageRoot(), "drizzle", "sqlite") });
     return db;
