@@ -158,8 +158,8 @@ export function createChat(deps: ChatDeps) {
     new ChatsvcError(500, MODEL_FAILED_MESSAGE, { details: { conversation_id: conversationId }, cause });
 
   /**
-   * Retrieval and the model call. Everything that can go wrong here is the
-   * provider's failure (the embedder is a provider too): 500 with the conversation id.
+   * Retrieval and the model call. What goes wrong with a provider (the model, the
+   * embedder, their deadline) is the provider's failure: 500 with the conversation id.
    */
   const generate = async (bot: Chatbot, conversationId: number, question: string, history: PromptMessage[], options: AnswerOptions): Promise<Generated> => {
     const started = performance.now();
@@ -167,8 +167,18 @@ export function createChat(deps: ChatDeps) {
     const call = createCallSignal(options.signal, config.modelTimeoutMs);
     // jsdom loads (0.5-1 s, more on a busy host) while retrieval and the model work.
     renderer.warm();
+    let context: RetrievedChunk[];
     try {
-      const context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
+      context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
+    } catch (error) {
+      // The embedder is a provider (its failures are ChatsvcErrors) and the call's deadline is the model's;
+      // anything else (the database) is the service's own failure and reaches the edge as that.
+      const providers = error instanceof ChatsvcError || call.signal.aborted;
+      const failure = providers ? failed(conversationId, toModelError(error, spec, call.signal)) : error;
+      call.dispose();
+      throw failure;
+    }
+    try {
       const fallback = async () => {
         const message = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
         options.onDelta?.(message);

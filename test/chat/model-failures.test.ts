@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "../support/harness.js";
 import type { FakeChatMode } from "../fixtures/fake-http.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
+import { sqlOf } from "../support/sql.js";
 import { ingestDocs, openConversation, rowCounts } from "./helpers.js";
 
 let h: Harness;
@@ -49,6 +50,22 @@ describe("model failures", () => {
       expect((await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION })).status).toBe(200);
     });
   }
+
+  it("a database failure during retrieval is the service's own 500, not blamed on the model, and stores and charges nothing", async () => {
+    const id = await openConversation(h);
+    const before = await rowCounts(h.service);
+    const sql = sqlOf(h.service);
+    await sql.exec("ALTER TABLE chunks RENAME TO chunks_away");
+    try {
+      const res = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: QUESTION });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ success: false, message: "Internal server error" });
+    } finally {
+      await sql.exec("ALTER TABLE chunks_away RENAME TO chunks");
+    }
+    expect(await rowCounts(h.service)).toEqual(before);
+    expect(fake.calls).toBe(0);
+  });
 
   it("the model answer is sanitised: script, handlers, javascript: links and images never come through", async () => {
     fake.behave({ reply: 'Hi <script>alert(1)</script><img src="https://t.example/pixel.gif" onerror="alert(2)"> [x](javascript:alert(3)) <a href="https://ok.example" onclick="alert(4)">ok</a>' });
