@@ -10,6 +10,7 @@ const BEHAVIOUR_SUITES = [
   "test/foundation/auth.test.ts",
   "test/foundation/envelope.test.ts",
   "test/foundation/first-run.test.ts",
+  "test/analytics/**/*.test.ts",
   "test/chat/**/*.test.ts",
   "test/knowledge/ingest.test.ts",
   "test/knowledge/retrieval-quality.test.ts",

@@ -18,6 +18,7 @@ export const LAYERS = {
   net: 1,
   knowledge: 2,
   models: 3,
+  analytics: 3,
   render: 3,
   webhooks: 3,
   chat: 4,

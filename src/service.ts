@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createAnalytics, type Analytics } from "./analytics/index.js";
 import { createChat, type Chat } from "./chat/chat.js";
 import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
 import type { Branding } from "./core/branding.js";
@@ -43,6 +44,8 @@ export interface ChatService {
   readonly leads: Leads;
   /** Monthly credits per organisation. */
   readonly credits: Credits;
+  /** Reports: counts per day or week, unanswered questions, cited documents. */
+  readonly analytics: Analytics;
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
   /** Each chatbot's widget message budgets: settings and counting. */
@@ -138,6 +141,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   const messages = createMessages(storage.conversations, config, branding);
   const conversations = createConversations(storage.conversations, { chatbots, messages, events });
   const credits = createCredits(storage.credits);
+  const analytics = createAnalytics(storage.analytics, chatbots);
   const leads = createLeads(storage.leads, { chatbots, conversations, messages, events });
   const renderer = createRenderer({ inThread: !config.renderWorker });
   const chat = createChat({ config, store: storage.conversations, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
@@ -162,6 +166,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     chat,
     leads,
     credits,
+    analytics,
     branding,
     isEmpty: async () => !(await storage.orgs.any()),
     health: async () => (closed ? { ok: false, reason: "The service is closed" } : health()),

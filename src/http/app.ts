@@ -7,6 +7,7 @@ import type { LogSink } from "./logger.js";
 import { createRequestGuards } from "./request-guards.js";
 import { allowedMethods, registerRoutes, type RouteDefinition } from "./router.js";
 import { accountRoutes } from "./routes/account.js";
+import { analyticsRoutes } from "./routes/analytics.js";
 import { chatbotRoutes } from "./routes/chatbots.js";
 import { conversationRoutes } from "./routes/conversations.js";
 import { leadRoutes } from "./routes/leads.js";
@@ -27,6 +28,7 @@ export const apiRoutes: RouteDefinition[] = [
   ...chatbotRoutes,
   ...conversationRoutes,
   ...leadRoutes,
+  ...analyticsRoutes,
   ...sampleRoutes,
   ...webhookRoutes,
   openApiRoute(() => apiRoutes),

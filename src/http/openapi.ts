@@ -36,6 +36,7 @@ const TAGS = [
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
   { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
+  { name: "Analytics", description: "Account level: counts per day or week, unanswered questions, cited documents" },
   { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },

@@ -22,6 +22,7 @@ export const COPIED_TABLES: PgTable[] = [
   pgSchema.conversations,
   pgSchema.messages,
   pgSchema.leads,
+  pgSchema.sourceCitations,
   pgSchema.creditLedger,
   pgSchema.webhooks,
   pgSchema.webhookDeliveries,

@@ -89,6 +89,11 @@ describe("real answers match the documented response schemas", () => {
     await call("getLead", { params: { id: leadId } });
     await call("updateLead", { params: { id: leadId }, ...json({ company: "Example Ltd" }) });
     await call("updateLead", { params: { id: leadId }, ...json({}) });
+    await call("getAnalytics", { query: { chatbot: "demo", interval: "week" } });
+    await call("getAnalytics", { query: { interval: "month" } });
+    await call("getAnalytics", { query: { chatbot: "nope" } });
+    await call("listUnansweredQuestions", { query: { chatbot: "demo", per_page: "1" } });
+    await call("listSourceCitations", { query: { chatbot: "demo" } });
     await call("getSampleLead");
     await call("getSampleConversation");
 

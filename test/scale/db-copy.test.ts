@@ -94,7 +94,10 @@ describe("chatsvc db copy", () => {
       leads: (await before.call("/leads")).body.data,
       credits: await before.service.credits.status(tenant.organization.id),
       budget: (await before.call("/chatbots/demo/widget-budget")).body.data,
+      analytics: (await before.call("/analytics?chatbot=demo")).body.data,
+      sources: (await before.call("/analytics/sources?chatbot=demo&per_page=100")).body.data,
     };
+    expect(seen.sources.some((s: { cited: number }) => s.cited > 0)).toBe(true);
     expect(seen.hits.length).toBeGreaterThan(0);
     await before.close();
     holdLead = false;
@@ -108,6 +111,7 @@ describe("chatsvc db copy", () => {
     expect(copied.tables.documents).toBeGreaterThan(DOCS.length); // the demo docs first-run setup ingests, and ours
     expect(copied.tables.chunks).toBeGreaterThan(1);
     expect(copied.tables.chunk_embeddings).toBe(copied.tables.chunks);
+    expect(copied.tables.source_citations).toBe(seen.sources.filter((s: { cited: number }) => s.cited > 0).length);
 
     const after = await start({ database: target }, () => key);
     try {
@@ -127,6 +131,8 @@ describe("chatsvc db copy", () => {
       expect(await after.service.credits.status(tenant.organization.id)).toEqual(seen.credits);
       expect((await widgetSecret(after.service)).equals(secret)).toBe(true);
       expect((await after.call("/chatbots/demo/widget-budget")).body.data).toEqual(seen.budget);
+      expect((await after.call(`/analytics?chatbot=demo&since=${seen.analytics.since}&until=${seen.analytics.until}`)).body.data).toEqual(seen.analytics);
+      expect((await after.call("/analytics/sources?chatbot=demo&per_page=100")).body.data).toEqual(seen.sources);
       // A retry of a request answered before the move gets the same answer, and is not charged again.
       const replay = await after.call(messages, { json: { message: "How much is the Pro plan?" }, headers: { "idempotency-key": "first-question" } });
       expect(replay.headers.get("idempotency-replayed")).toBe("true");

@@ -142,6 +142,28 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect((await storage.webhooks.find(row.webhook_id))!.total_triggers).toBe(1);
   });
 
+  it("counts each stored reply's citations once per document name, regenerated replies included; messages without sources count nothing", async () => {
+    const { storage, org, bot, open } = await seeded();
+    const doc = (name: string) => ({ fields: { name, type: "file", source: `/${name}`, url: null, content_hash: name, chunk_count: 1, bytes: 1 }, chunks: [{ heading: "", content: name, vector: Float32Array.from([1, 0, 0, 0]) }] });
+    await storage.knowledge.writeBatch({ chatbot_id: bot.id, embedder: { spec: "test", dimension: 4 }, documents: [doc("a.md"), doc("b.md"), doc("never.md")], now: NOW });
+    const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
+    const cited = (...names: string[]) => JSON.stringify(names.map((name) => ({ name, type: "file", score: 0.5 })));
+    const first = turn(org.id, 1);
+    // Two documents of one name in one reply are one citation of that name.
+    const stored = await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, { ...first, assistant: { ...first.assistant, sources: cited("a.md", "a.md", "b.md") } }, event);
+    if ("refused" in stored) throw new Error(stored.refused);
+    const later = "2026-01-03T00:00:00.000Z";
+    const regenerated = await storage.conversations.storeRegeneration({ id: open.id, chatbot_id: bot.id }, stored.result.assistant.id, { role: "assistant", content: "<p>again</p>", sources: cited("a.md"), created_at: later }, first.charge);
+    expect("refused" in regenerated).toBe(false);
+    await storage.conversations.storeMessage({ id: open.id, organization_id: org.id }, { role: "assistant", content: "<p>operator</p>", created_at: later });
+    const rows = await storage.analytics.citations([bot.id]);
+    expect(rows.map((r) => [r.name, r.cited, r.last_cited_at])).toEqual([
+      ["a.md", 2, later],
+      ["b.md", 1, NOW],
+      ["never.md", 0, null],
+    ]);
+  });
+
   it("replaces a document by source, finds it by full text, knows its words, and moves the vector revision on removal", async () => {
     const { storage, bot } = await seeded();
     const vector = (x: number) => Float32Array.from([x, 1 - x, 0, 0]);

@@ -18,8 +18,9 @@
  * - conversations.start: the insert + its event's outbox rows.
  * - conversations.end: `ended_at` (only if unset) + the visible message count + the event's outbox rows.
  * - conversations.storeTurn: re-check (aborted, gone, ended) + credit check and charge + both
- *   messages + `last_message_at` + the `message_received` outbox rows.
- * - conversations.storeRegeneration: re-check + latest-reply check + charge + flag + new reply + `last_message_at`.
+ *   messages + `last_message_at` + the reply's source citations + the `message_received` outbox rows.
+ * - conversations.storeRegeneration: re-check + latest-reply check + charge + flag + new reply + `last_message_at`
+ *   + the new reply's source citations.
  * - conversations.storeMessage: re-check + the message + `last_message_at` + outbox rows when an event is given.
  * - leads.capture: the insert + the `lead_captured` outbox rows.
  * - knowledge.writeBatch: embedder record + every document, chunk, full-text row and vector of the batch.
@@ -41,6 +42,7 @@
  * Not here yet: the API and widget rate limits (in-process token buckets
  * today); they get their own interface when they move into the database.
  */
+import type { AnalyticsStore } from "./analytics.js";
 import type { ChangeFeed } from "./changes.js";
 import type { ChatbotStore } from "./chatbots.js";
 import type { ConversationStore } from "./conversations.js";
@@ -57,6 +59,7 @@ import type { KeyStore } from "./keys.js";
 import type { WidgetBudgetStore } from "./widget-budgets.js";
 import type { OutboxEncoder, OutboxStore, WebhookStore } from "./webhooks.js";
 
+export type * from "./analytics.js";
 export type * from "./changes.js";
 export type * from "./chatbots.js";
 export type * from "./conversations.js";
@@ -92,6 +95,7 @@ export interface Storage {
   readonly conversations: ConversationStore;
   readonly credits: CreditStore;
   readonly leads: LeadStore;
+  readonly analytics: AnalyticsStore;
   readonly knowledge: KnowledgeStore;
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;

@@ -5,3 +5,4 @@ export * from "./common.js";
 export * from "./conversations.js";
 export * from "./leads.js";
 export * from "./webhooks.js";
+export * from "./analytics.js";

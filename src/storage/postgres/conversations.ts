@@ -49,13 +49,23 @@ const latestAssistant = statement(
 const rate = statement("messages_rate", "UPDATE messages SET rating = $2 WHERE id = $1");
 const flagRegenerated = statement("messages_flag_regenerated", "UPDATE messages SET regenerated = true WHERE id = $1");
 const MESSAGE_VALUES = (n: number) => `($1, $${n}, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`;
-// Storing messages and moving `last_message_at` to the last one's time is one statement.
+/**
+ * Counts the documents a stored reply's `sources` (parameter `$n`) cite, one per document
+ * name, for the sources report; a message without sources inserts nothing.
+ */
+const CITE = (sources: number, at: number) => `s AS (
+     INSERT INTO source_citations (chatbot_id, name, cited, last_cited_at)
+     SELECT (SELECT chatbot_id FROM conversations WHERE id = $1), name, 1, $${at}
+       FROM (SELECT DISTINCT e->>'name' AS name FROM jsonb_array_elements($${sources}::jsonb) e) cited WHERE name IS NOT NULL
+     ON CONFLICT (chatbot_id, name) DO UPDATE SET cited = source_citations.cited + 1, last_cited_at = excluded.last_cited_at
+   )`;
+// Storing messages, counting the reply's citations and moving `last_message_at` to the last one's time is one statement.
 const insertMessage = statement(
   "messages_insert",
   `WITH m AS (
      INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
      VALUES ${MESSAGE_VALUES(2)} RETURNING ${MESSAGE}
-   ), t AS (UPDATE conversations SET last_message_at = $8 WHERE id = $1)
+   ), t AS (UPDATE conversations SET last_message_at = $8 WHERE id = $1), ${CITE(4, 8)}
    SELECT * FROM m`,
 );
 const insertTurn = statement(
@@ -63,7 +73,7 @@ const insertTurn = statement(
   `WITH m AS (
      INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
      VALUES ${MESSAGE_VALUES(2)}, ${MESSAGE_VALUES(9)} RETURNING ${MESSAGE}
-   ), t AS (UPDATE conversations SET last_message_at = $15 WHERE id = $1)
+   ), t AS (UPDATE conversations SET last_message_at = $15 WHERE id = $1), ${CITE(11, 15)}
    SELECT * FROM m ORDER BY id`,
 );
 

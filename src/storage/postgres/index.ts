@@ -1,6 +1,7 @@
 import type { Storage, StorageOptions } from "../../core/storage/index.js";
 import type { RateLimitStore } from "../../core/storage/rate-limits.js";
 import { createPgLeaseStore } from "./leases.js";
+import { createPgAnalyticsStore } from "./analytics.js";
 import { createChangeFeed } from "./changes.js";
 import { createPgChatbotStore } from "./chatbots.js";
 import { run, statement } from "./client.js";
@@ -72,6 +73,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     conversations: createPgConversationStore(pool, encodeEvent, queued),
     credits: createPgCreditStore(pool),
     leads: createPgLeadStore(pool, encodeEvent, queued),
+    analytics: createPgAnalyticsStore(pool),
     knowledge: createPgKnowledgeStore(pool),
     webhooks: createPgWebhookStore(pool),
     outbox: createPgOutboxStore(pool, encodeEvent, queued),

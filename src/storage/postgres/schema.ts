@@ -102,7 +102,11 @@ export const conversations = pgTable(
     lastMessageAt: text("last_message_at").notNull(),
     endedAt: text("ended_at"),
   },
-  (t) => [index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt)],
+  (t) => [
+    index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt),
+    // Analytics finds the conversations active in a range by their last message.
+    index("conversations_chatbot_last_message_idx").on(t.chatbotId, t.lastMessageAt),
+  ],
 );
 
 export const messages = pgTable(
@@ -122,7 +126,15 @@ export const messages = pgTable(
     cannotAnswer: boolean("cannot_answer").notNull().default(false),
     createdAt: createdAt(),
   },
-  (t) => [index("messages_conversation_idx").on(t.conversationId)],
+  (t) => [
+    // Covers the per-day analytics counts, so they can be index-only scans; it starts with
+    // conversation_id, so it also serves every lookup of a conversation's messages (it replaced messages_conversation_idx).
+    index("messages_analytics_idx").on(t.conversationId, t.createdAt, t.role, t.regenerated, t.cannotAnswer, t.rating, t.model),
+    // The few replies that could not answer or were rated bad: the unanswered-questions report reads only these.
+    index("messages_unanswered_idx")
+      .on(t.createdAt)
+      .where(sql`role = 'assistant' AND NOT regenerated AND (cannot_answer OR rating = 'bad')`),
+  ],
 );
 
 export const leads = pgTable(
@@ -148,7 +160,7 @@ export const leads = pgTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt)],
+  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt), index("leads_chatbot_created_idx").on(t.chatbotId, t.createdAt)],
 );
 
 export const creditLedger = pgTable(
@@ -281,6 +293,23 @@ export const revisions = pgTable("revisions", {
   scope: text("scope").primaryKey(),
   revision: bigint("revision", { mode: "number" }).notNull(),
 });
+
+/**
+ * How often each chatbot's replies cited a document, by the name `sources` shows: counted
+ * when a reply is stored, because reading every reply's `sources` JSON per report took seconds.
+ */
+export const sourceCitations = pgTable(
+  "source_citations",
+  {
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    cited: integer("cited").notNull().default(0),
+    lastCitedAt: text("last_cited_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chatbotId, t.name] })],
+);
 
 /** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */
 export const settings = pgTable("settings", {

@@ -53,6 +53,12 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
      VALUES (@conversation_id, @role, @content, @sources, @model, @response_ms, @cannot_answer, @created_at) RETURNING *`,
   );
+  // One citation per reply and document name, however many of its chunks the reply quoted.
+  const cite = sqlite.prepare<Record<string, unknown>>(
+    `INSERT INTO source_citations (chatbot_id, name, cited, last_cited_at)
+     SELECT @chatbot_id, name, 1, @at FROM (SELECT DISTINCT json_extract(value, '$.name') AS name FROM json_each(@sources)) WHERE name IS NOT NULL
+     ON CONFLICT (chatbot_id, name) DO UPDATE SET cited = cited + 1, last_cited_at = excluded.last_cited_at`,
+  );
   const setRating = sqlite.prepare<[string, number]>("UPDATE messages SET rating = ? WHERE id = ?");
   const flagRegenerated = sqlite.prepare<[number]>("UPDATE messages SET regenerated = 1 WHERE id = ?");
 
@@ -69,6 +75,11 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
         created_at: m.created_at,
       })!,
     );
+
+  /** Counts the documents a stored bot reply cites (for the sources report). */
+  const recordCitations = (chatbotId: number, reply: MessageRecord) => {
+    if (reply.sources !== "[]") cite.run({ chatbot_id: chatbotId, sources: reply.sources, at: reply.created_at });
+  };
 
   /** Inside a write transaction: the conversation as the caller addresses it, still open, or why not. */
   const recheck = (ref: ConversationRef): ConversationRecord | TurnRefusal => {
@@ -120,6 +131,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
       const user = addMessage(conversation.id, turn.user);
       const assistant = addMessage(conversation.id, turn.assistant);
+      recordCitations(conversation.chatbot_id, assistant);
       touch.run(assistant.created_at, conversation.id);
       const fresh = { ...conversation, last_message_at: assistant.created_at };
       return { result: { conversation: fresh, user, assistant, credits: charged.credits }, events: [record(event({ conversation: fresh, user }))] };
@@ -134,6 +146,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
     flagRegenerated.run(replaces);
     const assistant = addMessage(conversation.id, message);
+    recordCitations(conversation.chatbot_id, assistant);
     touch.run(assistant.created_at, conversation.id);
     return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits: charged.credits };
   });

@@ -1,5 +1,6 @@
 import type { Storage, StorageOptions } from "../../core/storage/index.js";
 import { createLeaseStore } from "./leases.js";
+import { createAnalyticsStore } from "./analytics.js";
 import { createChatbotStore } from "./chatbots.js";
 import { createConversationStore } from "./conversations.js";
 import { createCredits } from "./credits.js";
@@ -51,6 +52,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       conversations: createConversationStore(sqlite, record, credits.charge),
       credits: credits.store,
       leads: createLeadStore(sqlite, record),
+      analytics: createAnalyticsStore(sqlite),
       knowledge: createKnowledgeStore(sqlite),
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record),

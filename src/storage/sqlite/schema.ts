@@ -94,7 +94,11 @@ export const conversations = sqliteTable(
     lastMessageAt: text("last_message_at").notNull(),
     endedAt: text("ended_at"),
   },
-  (t) => [index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt)],
+  (t) => [
+    index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt),
+    // Analytics finds the conversations active in a range by their last message.
+    index("conversations_chatbot_last_message_idx").on(t.chatbotId, t.lastMessageAt),
+  ],
 );
 
 export const messages = sqliteTable(
@@ -114,7 +118,15 @@ export const messages = sqliteTable(
     cannotAnswer: integer("cannot_answer", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },
-  (t) => [index("messages_conversation_idx").on(t.conversationId)],
+  (t) => [
+    // Covers the per-day analytics counts, so they read the index only, never the message rows; it starts with
+    // conversation_id, so it also serves every lookup of a conversation's messages (it replaced messages_conversation_idx).
+    index("messages_analytics_idx").on(t.conversationId, t.createdAt, t.role, t.regenerated, t.cannotAnswer, t.rating, t.model),
+    // The few replies that could not answer or were rated bad: the unanswered-questions report reads only these.
+    index("messages_unanswered_idx")
+      .on(t.createdAt)
+      .where(sql`role = 'assistant' AND regenerated = 0 AND (cannot_answer = 1 OR rating = 'bad')`),
+  ],
 );
 
 export const leads = sqliteTable(
@@ -140,7 +152,7 @@ export const leads = sqliteTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt)],
+  (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt), index("leads_chatbot_created_idx").on(t.chatbotId, t.createdAt)],
 );
 
 export const creditLedger = sqliteTable(
@@ -242,6 +254,23 @@ export const chunks = sqliteTable(
     content: text("content").notNull(),
   },
   (t) => [index("chunks_document_idx").on(t.documentId), index("chunks_chatbot_idx").on(t.chatbotId)],
+);
+
+/**
+ * How often each chatbot's replies cited a document, by the name `sources` shows: counted
+ * when a reply is stored, because reading every reply's `sources` JSON per report took seconds.
+ */
+export const sourceCitations = sqliteTable(
+  "source_citations",
+  {
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    cited: integer("cited").notNull().default(0),
+    lastCitedAt: text("last_cited_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chatbotId, t.name] })],
 );
 
 /** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */
