@@ -33,6 +33,10 @@ export type {
   IngestReport,
   IngestFailure,
   IngestProgress,
+  IngestCallOptions,
+  SyncReport,
+  SyncRound,
+  SyncedDocument,
   RetrievedChunk,
   SearchOptions,
 } from "./knowledge/types.js";

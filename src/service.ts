@@ -18,6 +18,7 @@ import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
+import { scheduleSync } from "./knowledge/sync-schedule.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
 import { createRenderer } from "./render/render.js";
@@ -135,7 +136,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     icon_url: config.branding.iconUrl,
   });
   const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id) });
-  const knowledge = createKnowledge(storage.knowledge, storage.changes, config, chatbots);
+  const knowledge = createKnowledge(storage, config, chatbots);
   const models = createModels(config);
   const webhooks = createWebhookRuntime(storage, events, config);
   const messages = createMessages(storage.conversations, config, branding);
@@ -149,6 +150,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   // A running request holds its key as long as a send can take, and a minute more.
   const idempotency = createIdempotency(storage.idempotency, { leaseMs: config.modelTimeoutMs + 60_000 });
   const health = createHealthCheck(() => storage.probeWrite());
+  const syncing = config.syncEveryMs === null ? undefined : scheduleSync(knowledge, config.syncEveryMs);
 
   let closed = false;
   const service: ChatService = {
@@ -178,6 +180,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     async close() {
       if (closed) return;
       closed = true;
+      await syncing?.stop();
       await webhooks.close();
       await renderer.close();
       await keys.flush();

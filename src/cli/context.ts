@@ -9,7 +9,8 @@ import type { ChatService } from "../service.js";
 export async function withService<T>(command: Command, run: (service: ChatService) => T | Promise<T>, options: ChatServiceOptions = {}): Promise<T> {
   // Loaded on use, so `chatsvc --help` does not pay for SQLite, drizzle and h3.
   const { createChatService } = await import("../service.js");
-  const service = await createChatService({ ...options, ...databaseOptions(command) });
+  // A one-off command never starts background sync rounds (CHATSVC_SYNC_EVERY is for `serve`).
+  const service = await createChatService({ syncEvery: false, ...options, ...databaseOptions(command) });
   try {
     return await run(service);
   } finally {

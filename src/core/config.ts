@@ -1,4 +1,5 @@
 import proxyaddr from "proxy-addr";
+import { parseDuration } from "./duration.js";
 import { ChatsvcError, type FieldErrors } from "./errors.js";
 
 /** Attribution shown in replies while an organisation has no brand removal. */
@@ -25,6 +26,11 @@ export interface IngestOptions {
   allowPrivateNetworks?: boolean;
   /** Limit for fetching one URL: redirects, headers and body. Default 15 000 ms. */
   timeoutMs?: number;
+  /**
+   * Pages ingested at most from one sitemap URL, nested sitemaps of a sitemap index included; the rest are
+   * reported as skipped (env `CHATSVC_INGEST_SITEMAP_MAX_PAGES`). Default 1000.
+   */
+  sitemapMaxPages?: number;
 }
 
 export interface WidgetOptions {
@@ -137,6 +143,12 @@ export interface ChatServiceOptions {
    * Off, jsdom loads once into this thread and stays: less start-up work per service, no memory bounds.
    */
   renderWorker?: boolean;
+  /**
+   * Re-fetch every chatbot's web documents in the background this often (`kb sync` for all of them): a number
+   * of milliseconds or a duration like `24h`, `30m` (env `CHATSVC_SYNC_EVERY`); at least 1 s. Instances sharing
+   * a database run one round per period between them. `false`, `0` or `off` for none (the default).
+   */
+  syncEvery?: number | string | false;
   /** Environment to read; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -173,6 +185,8 @@ export interface ResolvedConfig {
   countryHeader: string;
   busyTimeoutMs: number;
   renderWorker: boolean;
+  /** Milliseconds between background sync rounds; null when off. */
+  syncEveryMs: number | null;
 }
 
 export const DEFAULT_DB_FILE = "./.chatsvc/chatsvc.db";
@@ -269,6 +283,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     ingest: {
       allowPrivateNetworks: bool("ingest.allowPrivateNetworks", options.ingest?.allowPrivateNetworks ?? env.CHATSVC_INGEST_ALLOW_PRIVATE),
       timeoutMs: int("ingest.timeoutMs", options.ingest?.timeoutMs, 15_000, 1),
+      sitemapMaxPages: int("ingest.sitemapMaxPages", options.ingest?.sitemapMaxPages ?? env.CHATSVC_INGEST_SITEMAP_MAX_PAGES, 1000, 1),
     },
     retrieval: { k: int("retrieval.k", options.retrieval?.k, 6, 1), threshold },
     chunking: { size: chunkSize, overlap },
@@ -287,6 +302,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
     renderWorker: options.renderWorker ?? (env.CHATSVC_RENDER_WORKER === undefined || env.CHATSVC_RENDER_WORKER === "" ? true : bool("renderWorker", env.CHATSVC_RENDER_WORKER)),
+    syncEveryMs: syncEveryOf(options.syncEvery ?? env.CHATSVC_SYNC_EVERY, fail),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");
   return config;
@@ -306,6 +322,14 @@ function rateLimitsOf(
     perIpPerMinute: int("rateLimit.perIpPerMinute", options?.perIpPerMinute ?? env.CHATSVC_RATE_LIMIT_PER_IP, 600, 0),
     failedAuthPerIpPerMinute: int("rateLimit.failedAuthPerIpPerMinute", options?.failedAuthPerIpPerMinute ?? env.CHATSVC_RATE_LIMIT_FAILED_AUTH, 30, 0),
   };
+}
+
+function syncEveryOf(value: number | string | false | undefined, fail: (field: string, message: string) => void): number | null {
+  if (value === undefined || value === false || value === 0 || (typeof value === "string" && /^\s*(0|off|)\s*$/i.test(value))) return null;
+  const ms = parseDuration(value);
+  if (ms !== undefined && ms >= 1_000) return ms;
+  fail("syncEvery", `syncEvery must be a duration of at least 1 s, like 24h, 30m or 90s (or off); got "${value}"`);
+  return null;
 }
 
 function logLevelOf(value: string | undefined, fail: (field: string, message: string) => void): LogLevel {

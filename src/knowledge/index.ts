@@ -1,11 +1,13 @@
 import type { ResolvedConfig } from "../core/config.js";
 import type { Chatbots } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
-import type { ChangeFeed, KnowledgeStore } from "../core/storage/index.js";
+import type { ChangeFeed, KnowledgeStore, LeaseStore } from "../core/storage/index.js";
 import { createEmbedder, type Embedder } from "./embedders/index.js";
 import { ingest } from "./ingest.js";
 import { reindex } from "./reindex.js";
 import { createHybridSearch } from "./search.js";
+import { syncChatbot } from "./sync.js";
+import { createSyncRounds } from "./sync-round.js";
 import type { Knowledge, SearchOptions } from "./types.js";
 import { createVectorIndex } from "./vectors.js";
 
@@ -14,11 +16,15 @@ import { createVectorIndex } from "./vectors.js";
  * hybrid search over the knowledge store. Exposed as `service.knowledge`.
  *
  * @example
- * const knowledge = createKnowledge(storage.knowledge, storage.changes, config, chatbots);
+ * const knowledge = createKnowledge(storage, config, chatbots);
  * await knowledge.ingest("demo", ["./docs"]);
  * const hits = await knowledge.search("demo", "How do I create an API key?");
  */
-export function createKnowledge(store: KnowledgeStore, changes: ChangeFeed, config: ResolvedConfig, chatbots: Pick<Chatbots, "get">): Knowledge {
+export function createKnowledge(
+  { knowledge: store, changes, leases }: { knowledge: KnowledgeStore; changes: ChangeFeed; leases: LeaseStore },
+  config: ResolvedConfig,
+  chatbots: Pick<Chatbots, "get" | "list">,
+): Knowledge {
   const vectors = createVectorIndex(store, changes);
   // The embedder is built on first use so that merely opening the service never needs a model server.
   let model: Embedder | undefined;
@@ -26,6 +32,7 @@ export function createKnowledge(store: KnowledgeStore, changes: ChangeFeed, conf
   const hybrid = createHybridSearch({ store, vectors, embedder });
   const deps = { store, vectors, embedder, chunking: config.chunking, fetching: config.ingest };
   const idOf = async (slug: string) => (await chatbots.get(slug)).id;
+  const rounds = createSyncRounds(deps, leases, chatbots);
 
   const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false }: SearchOptions = {}) => {
     if (typeof query !== "string") throw ChatsvcError.validation({ query: ["The query must be a string."] });
@@ -43,5 +50,8 @@ export function createKnowledge(store: KnowledgeStore, changes: ChangeFeed, conf
     },
     reindex: async (slug) => reindex(deps, slug === undefined ? "all" : [await idOf(slug)]),
     hasKnowledge: (chatbotId) => store.hasChunks(chatbotId),
+    sync: async (slug, options) => syncChatbot(deps, await idOf(slug), options),
+    syncAll: (options) => rounds.syncAll(options),
+    onSyncRound: (listener) => rounds.onSyncRound(listener),
   };
 }

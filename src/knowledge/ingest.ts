@@ -1,21 +1,26 @@
 import { createHash } from "node:crypto";
+import { extname } from "node:path";
 import type { ChunkingOptions, IngestOptions } from "../core/config.js";
 import { nowIso } from "../core/clock.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { KnowledgeStore } from "../core/storage/index.js";
 import { chunkText, type ChunkText } from "./chunking/index.js";
 import type { Embedder } from "./embedders/index.js";
-import { expandInputs, loadTarget, LoadError, targetLabel, type LoadedDocument } from "./loaders/index.js";
-import type { IngestInput, IngestProgress, IngestReport } from "./types.js";
+import { expandInputs, fetchUrl, loadSitemapFile, loadTarget, LoadError, targetLabel, type LoadedDocument, type LoadTarget, type Sitemap } from "./loaders/index.js";
+import { sitemapPages } from "./sitemap-pages.js";
+import type { IngestCallOptions, IngestInput, IngestReport } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
 
 /** Chunks embedded and written per transaction: bounds memory and lock time on big folders. */
 const BATCH_CHUNKS = 256;
 
-interface Pending {
+/** A document loaded, hashed and chunked, waiting to be embedded and written. */
+export interface PendingDocument {
   doc: LoadedDocument;
   hash: string;
   chunks: ChunkText[];
+  /** When a web page was fetched; null for files and texts. */
+  fetchedAt: string | null;
 }
 
 export interface IngestDeps {
@@ -32,7 +37,10 @@ export interface IngestDeps {
  * streaming: at most {@link BATCH_CHUNKS} chunks are held before they are
  * embedded and written in one storage write. A document whose source is known
  * is replaced when its content changed and skipped when not; new content
- * already stored under another source is skipped as a duplicate. A failing
+ * already stored under another source is skipped as a duplicate. A URL that
+ * answers with a sitemap (or sitemap index), or a `.xml` sitemap file, adds
+ * the pages it lists, bounded by `sitemapMaxPages`, each fetched under the
+ * same address policy. A failing
  * input is reported and the batch goes on; an empty one, and a folder's file
  * of an unsupported type, are listed in `skipped_inputs` with the reason.
  *
@@ -40,11 +48,13 @@ export interface IngestDeps {
  * await ingest(deps, bot.id, ["./docs"], { onProgress: (p) => console.log(p.done, p.total) });
  */
 export async function ingest(
-  { store, vectors, embedder, chunking, fetching }: IngestDeps,
+  { store, vectors, embedder, chunking, fetching: configured }: IngestDeps,
   chatbotId: number,
   inputs: IngestInput[],
-  { onProgress }: { onProgress?: (p: IngestProgress) => void } = {},
+  { onProgress, sitemapMaxPages = configured.sitemapMaxPages }: IngestCallOptions = {},
 ): Promise<IngestReport> {
+  if (!Number.isInteger(sitemapMaxPages) || sitemapMaxPages < 1) throw ChatsvcError.validation({ sitemapMaxPages: ["sitemapMaxPages must be a positive integer."] });
+  const fetching = { ...configured, sitemapMaxPages };
   const started = performance.now();
   const { targets, failed, skipped } = await expandInputs(inputs);
   const report: IngestReport = { added: 0, updated: 0, skipped: 0, skipped_inputs: skipped, failed, chunks: 0, ms: 0 };
@@ -52,9 +62,11 @@ export async function ingest(
   // Refuse early, before reading anything, when the stored vectors came from another embedder.
   await vectors.assertCompatible(model.spec);
 
-  let pending: Pending[] = [];
+  let pending: PendingDocument[] = [];
   let pendingChunks = 0;
   const hashesInBatch = new Set<string>();
+  // URLs already queued, so a page both given and listed in a sitemap (or in two sitemaps) is fetched once.
+  const queued = new Set(targets.flatMap((t) => (t.kind === "url" ? [new URL(t.url).href] : [])));
 
   const flush = async () => {
     if (pending.length === 0) return;
@@ -62,20 +74,10 @@ export async function ingest(
     pending = [];
     pendingChunks = 0;
     hashesInBatch.clear();
-    const texts = batch.flatMap((p) => p.chunks.map(embeddingText));
-    const embedded = await model.embed(texts);
-    const dimension = embedded[0]!.length;
-    await vectors.assertCompatible(model.spec, dimension);
-    let v = 0;
-    const documents = batch.map(({ doc, hash, chunks }) => ({
-      fields: { name: doc.name, type: doc.type, source: doc.source, url: doc.url, content_hash: hash, chunk_count: chunks.length, bytes: doc.bytes },
-      chunks: chunks.map((chunk) => ({ heading: chunk.heading, content: chunk.content, vector: embedded[v++]! })),
-    }));
-    const written = await store.writeBatch({ chatbot_id: chatbotId, embedder: { spec: model.spec, dimension }, documents, now: nowIso() });
-    vectors.forgetRecord();
+    const written = await writeDocuments({ store, vectors }, model, chatbotId, batch);
     report.added += written.added;
     report.updated += written.updated;
-    report.chunks += texts.length;
+    report.chunks += written.chunks;
   };
 
   for (let i = 0; i < targets.length; i++) {
@@ -84,7 +86,19 @@ export async function ingest(
     onProgress?.({ done: i, total: targets.length, current: label });
     let doc: LoadedDocument;
     try {
-      doc = await loadTarget(target, fetching);
+      const loaded = await load(target, fetching);
+      if (loaded.kind === "pages") {
+        const found = await sitemapPages(label, loaded.sitemap, fetching);
+        report.failed.push(...found.failed);
+        report.skipped_inputs.push(...found.skipped);
+        for (const url of found.pages) {
+          if (queued.has(url)) continue;
+          queued.add(url);
+          targets.push({ kind: "url", url, sitemap: label });
+        }
+        continue;
+      }
+      doc = loaded.doc;
     } catch (error) {
       if (error instanceof LoadError || error instanceof ChatsvcError) {
         report.failed.push({ input: label, error: error.message });
@@ -92,14 +106,17 @@ export async function ingest(
       }
       throw error;
     }
+    const fetchedAt = doc.web ? nowIso() : null;
     // An empty document is noted, not failed: one empty file must not turn a whole run red.
     if (doc.text.trim() === "") {
       report.skipped_inputs.push({ input: label, reason: "empty: no text to index" });
       continue;
     }
-    const hash = createHash("sha256").update(doc.text).digest("hex");
+    const hash = contentHash(doc.text);
     const existing = await store.documentBySource(chatbotId, doc.source);
     if (existing ? existing.content_hash === hash : hashesInBatch.has(hash) || (await store.hasDocumentWithHash(chatbotId, hash))) {
+      // An unchanged page may come with new validators: keep them, so the next sync can ask "changed since?".
+      if (existing && doc.web) await store.markFetched(chatbotId, existing.id, { ...doc.web, fetched_at: fetchedAt! });
       report.skipped++;
       continue;
     }
@@ -108,7 +125,7 @@ export async function ingest(
       report.failed.push({ input: label, error: "no text found" });
       continue;
     }
-    pending.push({ doc, hash, chunks });
+    pending.push({ doc, hash, chunks, fetchedAt });
     hashesInBatch.add(hash);
     pendingChunks += chunks.length;
     if (pendingChunks >= BATCH_CHUNKS) await flush();
@@ -117,6 +134,59 @@ export async function ingest(
   onProgress?.({ done: targets.length, total: targets.length, current: "" });
   report.ms = Math.round(performance.now() - started);
   return report;
+}
+
+/** A target read: a document, or a sitemap whose pages are to be ingested. */
+type Loaded = { kind: "document"; doc: LoadedDocument } | { kind: "pages"; sitemap: Sitemap };
+
+async function load(target: LoadTarget, fetching: Required<IngestOptions>): Promise<Loaded> {
+  if (target.kind === "file" && extname(target.path).toLowerCase() === ".xml") return { kind: "pages", sitemap: await loadSitemapFile(target.path) };
+  if (target.kind !== "url") return { kind: "document", doc: await loadTarget(target) };
+  // Without validators the fetch is unconditional, so a 304 cannot come back as "not-modified".
+  const fetched = await fetchUrl(target.url, fetching);
+  if (fetched.kind === "page") return { kind: "document", doc: fetched.doc };
+  if (fetched.kind === "sitemap" && !target.sitemap) return { kind: "pages", sitemap: fetched.sitemap };
+  throw new LoadError(fetched.kind === "sitemap" ? `a sitemap, listed as a page by ${target.sitemap}` : "HTTP 304 Not Modified to an unconditional request");
+}
+
+/**
+ * Embeds documents' chunks and writes them in one storage write (one
+ * transaction), replacing documents of the same source. Used by ingestion and sync.
+ */
+export async function writeDocuments(
+  { store, vectors }: Pick<IngestDeps, "store" | "vectors">,
+  model: Embedder,
+  chatbotId: number,
+  batch: PendingDocument[],
+): Promise<{ added: number; updated: number; chunks: number }> {
+  const texts = batch.flatMap((p) => p.chunks.map(embeddingText));
+  const embedded = await model.embed(texts);
+  const dimension = embedded[0]!.length;
+  await vectors.assertCompatible(model.spec, dimension);
+  let v = 0;
+  const documents = batch.map(({ doc, hash, chunks, fetchedAt }) => ({
+    fields: {
+      name: doc.name,
+      type: doc.type,
+      source: doc.source,
+      url: doc.url,
+      content_hash: hash,
+      chunk_count: chunks.length,
+      bytes: doc.bytes,
+      etag: doc.web?.etag ?? null,
+      last_modified: doc.web?.last_modified ?? null,
+      fetched_at: fetchedAt,
+    },
+    chunks: chunks.map((chunk) => ({ heading: chunk.heading, content: chunk.content, vector: embedded[v++]! })),
+  }));
+  const written = await store.writeBatch({ chatbot_id: chatbotId, embedder: { spec: model.spec, dimension }, documents, now: nowIso() });
+  vectors.forgetRecord();
+  return { ...written, chunks: texts.length };
+}
+
+/** A document's identity by content: equal text, equal hash. */
+export function contentHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** What gets embedded for a chunk: the heading path gives short chunks their context. */

@@ -51,11 +51,47 @@ export interface IngestReport {
 /** A document of a chatbot's knowledge base. */
 export type KnowledgeDocument = DocumentRecord;
 
+/** A web document a sync touched: its id and the URL it was ingested from. */
+export interface SyncedDocument {
+  id: number;
+  url: string;
+}
+
+/** What re-fetching a chatbot's web documents did. */
+export interface SyncReport {
+  /** Web documents looked at. */
+  checked: number;
+  /** Pages the server said were not modified (304), or whose text hashed the same: not re-embedded. */
+  unchanged: number;
+  /** Pages whose text changed: re-chunked, re-embedded and replaced. */
+  updated: SyncedDocument[];
+  /** Pages the server answered 404 or 410 for: removed with their chunks. */
+  removed: (SyncedDocument & { status: number })[];
+  /** Pages that could not be checked (other HTTP errors, timeouts, refused addresses): kept as they were. */
+  failed: (SyncedDocument & { error: string })[];
+  /** Chunks written. */
+  chunks: number;
+  ms: number;
+}
+
+/** One background sync round over every chatbot with web documents. */
+export interface SyncRound {
+  chatbots: { slug: string; report: SyncReport }[];
+  /** True when the round stopped early because the service was closing. */
+  aborted: boolean;
+}
+
 export interface SearchOptions {
   /** How many chunks at most. Default: the service's `retrieval.k`. */
   k?: number;
   /** Keep chunks scoring below the relevance threshold too. Default false. */
   includeBelowThreshold?: boolean;
+}
+
+export interface IngestCallOptions {
+  onProgress?: (p: IngestProgress) => void;
+  /** Pages taken at most from one sitemap in this run. Default: the service's `ingest.sitemapMaxPages` (1000). */
+  sitemapMaxPages?: number;
 }
 
 export interface IngestProgress {
@@ -67,7 +103,7 @@ export interface IngestProgress {
 /** A chatbot's knowledge base: `service.knowledge`. */
 export interface Knowledge {
   /** Ingests files, folders, URLs or texts into a chatbot's knowledge base. */
-  ingest(slug: string, inputs: IngestInput[], options?: { onProgress?: (p: IngestProgress) => void }): Promise<IngestReport>;
+  ingest(slug: string, inputs: IngestInput[], options?: IngestCallOptions): Promise<IngestReport>;
   /** The chatbot's most relevant chunks for a query, best first, at or above the threshold. */
   search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
   /** {@link search} by chatbot id (the chat pipeline has the id already). */
@@ -77,4 +113,17 @@ export interface Knowledge {
   /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */
   reindex(slug?: string): Promise<{ chunks: number; ms: number }>;
   hasKnowledge(chatbotId: number): Promise<boolean>;
+  /**
+   * Re-fetches the chatbot's documents that came from URLs: unchanged pages stay (conditional requests,
+   * then content hashes), changed ones are replaced, pages answering 404 or 410 are removed, other failures reported.
+   */
+  sync(slug: string, options?: { signal?: AbortSignal }): Promise<SyncReport>;
+  /**
+   * {@link sync} for every chatbot with web documents, as `syncEvery` runs it in the background: on one
+   * instance at a time when several share the database (a lease), and with `ifOlderThanMs` only when the
+   * last completed round is at least that old. Undefined when it did not run for either reason.
+   */
+  syncAll(options?: { ifOlderThanMs?: number; signal?: AbortSignal }): Promise<SyncRound | undefined>;
+  /** Calls `listener` after each {@link syncAll} round this service ran. Returns a function that unsubscribes. */
+  onSyncRound(listener: (round: SyncRound) => void): () => void;
 }

@@ -7,6 +7,13 @@ import { createPolicyLookup, targetProblem, type AddressPolicy } from "./address
 /** Why a guarded fetch gave up; the message is written for whoever asked for the URL. */
 export class GuardedFetchError extends Error {
   override readonly name = "GuardedFetchError";
+  /** The HTTP status when the server answered with one that is not a success; undefined for every other failure. */
+  readonly status: number | undefined;
+
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
 }
 
 export interface GuardedFetchOptions {
@@ -21,6 +28,8 @@ export interface GuardedFetchOptions {
   headers?: Record<string, string>;
   /** Looks at the final response's headers before any of its body is read; a returned reason refuses it. */
   accept?: (response: { url: URL; headers: http.IncomingHttpHeaders }) => string | null;
+  /** Resolve a 304 Not Modified with an empty body instead of failing (conditional requests send validators). */
+  notModified?: boolean;
 }
 
 export interface GuardedResponse {
@@ -52,7 +61,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  */
 export function guardedFetch(
   raw: string,
-  { policy, maxBytes, timeoutMs = 15_000, maxRedirects = 5, headers = {}, accept }: GuardedFetchOptions,
+  { policy, maxBytes, timeoutMs = 15_000, maxRedirects = 5, headers = {}, accept, notModified = false }: GuardedFetchOptions,
 ): Promise<GuardedResponse> {
   const lookup = createPolicyLookup(policy);
   return new Promise((resolve, reject) => {
@@ -68,7 +77,7 @@ export function guardedFetch(
         reject(outcome);
       } else resolve(outcome);
     };
-    const fail = (message: string) => finish(new GuardedFetchError(message));
+    const fail = (message: string, status?: number) => finish(new GuardedFetchError(message, status));
     const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs} ms`), timeoutMs);
 
     const get = (url: URL, hop: number) => {
@@ -94,7 +103,11 @@ export function guardedFetch(
           if (!URL.canParse(location, url)) return fail("refused redirect: the Location is not a valid URL");
           return get(new URL(location, url), hop + 1);
         }
-        if (status < 200 || status > 299) return fail(`HTTP ${status} ${response.statusMessage ?? ""}`.trim());
+        if (status === 304 && notModified) {
+          response.destroy();
+          return finish({ url, status, headers: response.headers, body: Buffer.alloc(0) });
+        }
+        if (status < 200 || status > 299) return fail(`HTTP ${status} ${response.statusMessage ?? ""}`.trim(), status);
         const length = Number(response.headers["content-length"]);
         if (length > maxBytes) return fail(`response too large (${length} bytes; at most ${maxBytes})`);
         const refusal = accept?.({ url, headers: response.headers });

@@ -59,7 +59,7 @@ async function recallAt8(vectors: Float32Array[], queries: Float32Array[]): Prom
     embedder: { spec: "test", dimension: vectors[0]!.length },
     documents: [
       {
-        fields: { name: "d", type: "file", source: "s", url: null, content_hash: "h", chunk_count: vectors.length, bytes: 0 },
+        fields: { name: "d", type: "file", source: "s", url: null, content_hash: "h", chunk_count: vectors.length, bytes: 0, etag: null, last_modified: null, fetched_at: null },
         chunks: vectors.map((vector) => ({ heading: "", content: "x", vector })),
       },
     ],

@@ -159,7 +159,7 @@ describe("PostgreSQL shared by several instances", () => {
       now: now(),
       documents: [
         {
-          fields: { name: "Refunds", type: "file", source: "/refunds.md", url: null, content_hash: "h", chunk_count: 1, bytes: 10 },
+          fields: { name: "Refunds", type: "file", source: "/refunds.md", url: null, content_hash: "h", chunk_count: 1, bytes: 10, etag: null, last_modified: null, fetched_at: null },
           chunks: [{ heading: "Refunds", content: "Ask for a refund of an invoice", vector: new Float32Array([1, 0]) }],
         },
       ],

@@ -170,7 +170,7 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     const batch = (content: string) => ({
       chatbot_id: bot.id,
       embedder: { spec: "test", dimension: 4 },
-      documents: [{ fields: { name: "a", type: "file", source: "/a.md", url: null, content_hash: content, chunk_count: 1, bytes: content.length }, chunks: [{ heading: "", content, vector: vector(0.5) }] }],
+      documents: [{ fields: { name: "a", type: "file", source: "/a.md", url: null, content_hash: content, chunk_count: 1, bytes: content.length, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content, vector: vector(0.5) }] }],
       now: NOW,
     });
     expect(await storage.knowledge.writeBatch(batch("Zebras graze by the lake."))).toEqual({ added: 1, updated: 0 });

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { IngestProgress, IngestReport } from "../../knowledge/types.js";
 import { withService } from "../context.js";
-import { printJson } from "../output.js";
+import { parseCount, printJson } from "../output.js";
 
 /**
  * A one-line progress bar redrawn on stderr; only on a terminal, so pipes and
@@ -48,20 +48,24 @@ export function registerIngest(program: Command): void {
     .description("Add files, folders (recursively) or URLs to a chatbot's knowledge base: .md .markdown .txt .html .htm .json .pdf")
     .option("--json", "print the report as one JSON object")
     .option("--allow-private-urls", "fetch URLs on private, loopback and other non-public addresses too")
+    .option("--sitemap-max-pages <n>", "pages ingested at most from one sitemap URL (default 1000, env CHATSVC_INGEST_SITEMAP_MAX_PAGES)")
     .addHelpText(
       "after",
       "\nUnchanged documents are skipped, changed ones replaced. Empty files, and files of other types inside a folder,\n" +
         "are listed as skipped with the reason. Exits with 1 when any input failed (the others are still ingested).\n" +
         "URLs on private, loopback, link-local (cloud metadata) and reserved addresses are refused, also after a redirect,\n" +
-        "unless --allow-private-urls (or CHATSVC_INGEST_ALLOW_PRIVATE=1) is given.",
+        "unless --allow-private-urls (or CHATSVC_INGEST_ALLOW_PRIVATE=1) is given.\n" +
+        "A sitemap.xml URL (or a sitemap index) ingests the pages it lists, each under the same address policy;\n" +
+        "pages past --sitemap-max-pages are listed as skipped.",
     )
-    .action(async (slug: string, inputs: string[], opts: { json?: boolean; allowPrivateUrls?: boolean }, cmd: Command) => {
+    .action(async (slug: string, inputs: string[], opts: { json?: boolean; allowPrivateUrls?: boolean; sitemapMaxPages?: string }, cmd: Command) => {
+      const sitemapMaxPages = opts.sitemapMaxPages === undefined ? undefined : parseCount(opts.sitemapMaxPages, "--sitemap-max-pages");
       const options = opts.allowPrivateUrls ? { ingest: { allowPrivateNetworks: true } } : {};
       await withService(cmd, async (service) => {
         const bar = createProgressBar();
         let report: IngestReport;
         try {
-          report = await service.knowledge.ingest(slug, inputs, { onProgress: (p) => bar.update(p) });
+          report = await service.knowledge.ingest(slug, inputs, { onProgress: (p) => bar.update(p), ...(sitemapMaxPages !== undefined && { sitemapMaxPages }) });
         } finally {
           bar.done();
         }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { ExposedFile } from "../../core/storage/index.js";
 import type { Logger } from "../../http/logger.js";
+import type { SyncRound } from "../../knowledge/types.js";
 import { databaseLabel, databaseOptions } from "../context.js";
 import { parseCount } from "../output.js";
 import { onParentExit, startedByNpm } from "../parent-exit.js";
@@ -14,8 +15,9 @@ export function registerServe(program: Command): void {
     .option("--host <host>", "interface to bind", "127.0.0.1")
     .option("--public-url <url>", "public URL of this server's root, e.g. https://chat.example.com (env CHATSVC_PUBLIC_URL)")
     .option("--allow-private-webhooks", "deliver webhooks to private and loopback addresses")
+    .option("--sync-every <duration>", "re-fetch web documents of every chatbot this often, e.g. 24h (env CHATSVC_SYNC_EVERY); one instance at a time")
     .option("--shutdown-timeout <ms>", "on SIGTERM/SIGINT, longest wait for in-flight requests", "10000")
-    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; shutdownTimeout: string }, cmd: Command) => {
+    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; syncEvery?: string; shutdownTimeout: string }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
@@ -27,6 +29,7 @@ export function registerServe(program: Command): void {
         ...databaseOptions(cmd),
         ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
+        ...(opts.syncEvery !== undefined && { syncEvery: opts.syncEvery }),
       });
       try {
         // Setting up ingests the bundled docs (about a second): say so first rather than sit silent.
@@ -34,6 +37,7 @@ export function registerServe(program: Command): void {
         const created = await initIfEmpty(service);
         if (created) printBootstrap(created);
         const logger = createLogger({ level: service.config.logLevel });
+        service.knowledge.onSyncRound((round) => logger.log("info", "web sources synced", { chatbots: round.chatbots.map(syncSummary), aborted: round.aborted }));
         warnExposedFiles(service.exposedFiles(), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
         process.stdout.write(
@@ -71,6 +75,18 @@ export function registerServe(program: Command): void {
         throw error;
       }
     });
+}
+
+/** One chatbot of a sync round, for the JSON log: counts, and the URLs that failed (they need a look). */
+function syncSummary({ slug, report }: SyncRound["chatbots"][number]) {
+  return {
+    chatbot: slug,
+    checked: report.checked,
+    unchanged: report.unchanged,
+    updated: report.updated.length,
+    removed: report.removed.length,
+    failed: report.failed.map((f) => ({ url: f.url, error: f.error })),
+  };
 }
 
 /**

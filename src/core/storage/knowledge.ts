@@ -21,6 +21,26 @@ export interface DocumentFields {
   content_hash: string;
   chunk_count: number;
   bytes: number;
+  /** A fetched page's validators and fetch time ({@link WebValidators}); all null for files and texts. */
+  etag: string | null;
+  last_modified: string | null;
+  fetched_at: string | null;
+}
+
+/** What a page's server said about its version when it was last fetched, and when that was. */
+export interface WebValidators {
+  etag: string | null;
+  last_modified: string | null;
+  fetched_at: string;
+}
+
+/** A document fetched from its URL (`source`), as `kb sync` re-fetches it. */
+export interface WebDocument {
+  id: number;
+  source: string;
+  content_hash: string;
+  etag: string | null;
+  last_modified: string | null;
 }
 
 /** A chunk joined with what a reply's `sources` shows of its document. */
@@ -76,6 +96,12 @@ export interface KnowledgeStore {
   writeBatch(batch: DocumentBatch): Promise<{ added: number; updated: number }>;
   /** Oldest first. */
   documents(chatbotId: number): Promise<DocumentRecord[]>;
+  /** The chatbot's documents fetched from their URL, oldest first. */
+  webDocuments(chatbotId: number): Promise<WebDocument[]>;
+  /** Chatbots that have at least one document fetched from its URL. */
+  chatbotsWithWebDocuments(): Promise<number[]>;
+  /** Records a page found unchanged: its validators and fetch time. False when the document is gone. */
+  markFetched(chatbotId: number, documentId: number, validators: WebValidators): Promise<boolean>;
   /** Removes a document with its chunks and vectors; false when the chatbot has no such document. */
   removeDocument(chatbotId: number, documentId: number): Promise<boolean>;
   hasChunks(chatbotId: number): Promise<boolean>;

@@ -53,7 +53,8 @@ export function convertText(format: Exclude<SourceFormat, "pdf">, text: string):
   return { format, text: withoutBom, title: "" };
 }
 
-function decode(bytes: Uint8Array): string {
+/** UTF-8 text of a file or body; throws {@link LoadError} for binary data. */
+export function decode(bytes: Uint8Array): string {
   let text: string;
   try {
     text = utf8.decode(bytes);

@@ -1,7 +1,8 @@
 import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, extname, join, resolve } from "node:path";
-import { convert, type SourceFormat } from "./convert.js";
+import { convert, decode, type SourceFormat } from "./convert.js";
 import { LoadError } from "./errors.js";
+import { parseSitemap, type Sitemap } from "./sitemap.js";
 import type { LoadedDocument } from "./types.js";
 
 /** File extensions the loaders read, and how. */
@@ -71,6 +72,27 @@ export async function loadFile(path: string): Promise<LoadedDocument> {
   if (isBlank(bytes)) return { name: basename(absolute), type: "file", source: absolute, url: null, format: "txt", text: "", bytes: bytes.byteLength };
   const converted = await convert(format, bytes);
   return { name: basename(absolute), type: "file", source: absolute, url: null, format: converted.format, text: converted.text, bytes: bytes.byteLength };
+}
+
+/**
+ * Reads a sitemap kept as a file (a static site's build output): `ingest` then fetches the pages it lists.
+ *
+ * @example
+ * const sitemap = await loadSitemapFile("./public/sitemap.xml");
+ */
+export async function loadSitemapFile(path: string): Promise<Sitemap> {
+  const absolute = resolve(path);
+  let bytes: Buffer;
+  try {
+    const size = (await stat(absolute)).size;
+    if (size > MAX_FILE_BYTES) throw new LoadError(`file too large (${size} bytes; at most ${MAX_FILE_BYTES})`);
+    bytes = await readFile(absolute);
+  } catch (error) {
+    throw error instanceof LoadError ? error : new LoadError(readableFsError(error));
+  }
+  const sitemap = parseSitemap(decode(bytes));
+  if (!sitemap) throw new LoadError("an XML file that is not a sitemap (urlset or sitemapindex)");
+  return sitemap;
 }
 
 const WHITESPACE_BYTES = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);

@@ -1,16 +1,17 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { IngestOptions } from "../../core/config.js";
 import type { IngestInput, IngestSkip } from "../types.js";
 import { convertText } from "./convert.js";
 import { LoadError } from "./errors.js";
 import { loadFile, readableFsError, walkFolder } from "./files.js";
 import type { LoadedDocument, LoadTarget } from "./types.js";
-import { loadUrl } from "./url.js";
+
 
 export { LoadError } from "./errors.js";
-export { FILE_FORMATS } from "./files.js";
-export type { LoadedDocument, LoadTarget } from "./types.js";
+export { FILE_FORMATS, loadSitemapFile } from "./files.js";
+export type { LoadedDocument, LoadTarget, PageValidators } from "./types.js";
+export { fetchUrl, type FetchedUrl } from "./url.js";
+export type { Sitemap } from "./sitemap.js";
 
 /** An input that could not even be expanded (missing path, bad URL). */
 export interface ExpandFailure {
@@ -62,14 +63,14 @@ export function targetLabel(target: LoadTarget): string {
 }
 
 /**
- * Loads one target into text; URLs are fetched as `fetching` allows. Throws {@link LoadError} with a readable reason.
+ * Loads a file or text target into text (URLs go through {@link fetchUrl}, which may find a sitemap).
+ * Throws {@link LoadError} with a readable reason.
  *
  * @example
- * const doc = await loadTarget({ kind: "file", path: "/abs/docs/faq.md" }, config.ingest);
+ * const doc = await loadTarget({ kind: "file", path: "/abs/docs/faq.md" });
  */
-export async function loadTarget(target: LoadTarget, fetching: Required<IngestOptions>): Promise<LoadedDocument> {
+export async function loadTarget(target: Exclude<LoadTarget, { kind: "url" }>): Promise<LoadedDocument> {
   if (target.kind === "file") return loadFile(target.path);
-  if (target.kind === "url") return loadUrl(target.url, fetching);
   if (!target.name.trim()) throw new LoadError("a text input needs a name");
   const converted = convertText(target.format, target.content);
   return {

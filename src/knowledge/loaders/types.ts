@@ -11,10 +11,18 @@ export interface LoadedDocument {
   text: string;
   /** Size of what was read, in bytes. */
   bytes: number;
+  /** Set for a page fetched from its URL: what its server said about its version. */
+  web?: PageValidators;
+}
+
+/** A page's `ETag` and `Last-Modified`, sent back in a conditional request; null when the server sent none. */
+export interface PageValidators {
+  etag: string | null;
+  last_modified: string | null;
 }
 
 /** One thing to load, after folders are expanded. */
 export type LoadTarget =
   | { kind: "file"; path: string }
-  | { kind: "url"; url: string }
+  | { kind: "url"; url: string; /** The sitemap that listed it, for pages found through one. */ sitemap?: string }
   | { kind: "text"; name: string; content: string; format: "md" | "txt" | "html" | "json"; url: string | null };

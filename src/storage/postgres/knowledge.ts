@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { EmbedderRecord, KnowledgeStore, VectorState } from "../../core/storage/index.js";
+import type { EmbedderRecord, KnowledgeStore, VectorState, WebDocument } from "../../core/storage/index.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { createFullTextSearch } from "./full-text.js";
 import { bumpRevision } from "./revisions.js";
@@ -13,13 +13,20 @@ const bySource = statement("knowledge_by_source", "SELECT id, content_hash FROM 
 const byHash = statement("knowledge_by_hash", "SELECT 1 AS x FROM documents WHERE chatbot_id = $1 AND content_hash = $2 LIMIT 1");
 const insertDoc = statement(
   "knowledge_insert_document",
-  `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, created_at, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+  `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, etag, last_modified, fetched_at, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $12, $9, $9) RETURNING id`,
 );
 const updateDoc = statement(
   "knowledge_update_document",
-  "UPDATE documents SET name = $2, type = $3, url = $4, content_hash = $5, chunk_count = $6, bytes = $7, updated_at = $8 WHERE id = $1",
+  `UPDATE documents SET name = $2, type = $3, url = $4, content_hash = $5, chunk_count = $6, bytes = $7, updated_at = $8,
+          etag = $9, last_modified = $10, fetched_at = $11 WHERE id = $1`,
 );
+const webDocs = statement(
+  "knowledge_web_documents",
+  "SELECT id, source, content_hash, etag, last_modified FROM documents WHERE chatbot_id = $1 AND fetched_at IS NOT NULL ORDER BY id",
+);
+const botsWithWebDocs = statement("knowledge_chatbots_with_web_documents", "SELECT DISTINCT chatbot_id FROM documents WHERE fetched_at IS NOT NULL ORDER BY chatbot_id");
+const markFetched = statement("knowledge_mark_fetched", "UPDATE documents SET etag = $3, last_modified = $4, fetched_at = $5 WHERE id = $1 AND chatbot_id = $2");
 const deleteChunks = statement("knowledge_delete_chunks", "DELETE FROM chunks WHERE document_id = $1");
 // A document's chunks and vectors in two statements, whatever their number.
 const insertChunks = statement(
@@ -101,11 +108,13 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
           let documentId: number;
           if (existing) {
             await run(tx, deleteChunks, [existing.id]);
-            await run(tx, updateDoc, [existing.id, d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now]);
+            await run(tx, updateDoc, [existing.id, d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now, d.etag, d.last_modified, d.fetched_at]);
             documentId = existing.id;
             updated++;
           } else {
-            documentId = (await one<{ id: number }>(tx, insertDoc, [chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now]))!.id;
+            documentId = (
+              await one<{ id: number }>(tx, insertDoc, [chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now, d.etag, d.last_modified, d.fetched_at])
+            )!.id;
             added++;
           }
           if (chunks.length === 0) continue;
@@ -123,6 +132,9 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
       }),
 
     documents: (chatbotId) => all(pool, list, [chatbotId]),
+    webDocuments: (chatbotId) => all<WebDocument>(pool, webDocs, [chatbotId]),
+    chatbotsWithWebDocuments: async () => (await all<{ chatbot_id: number }>(pool, botsWithWebDocs)).map((r) => r.chatbot_id),
+    markFetched: async (chatbotId, documentId, v) => (await run(pool, markFetched, [documentId, chatbotId, v.etag, v.last_modified, v.fetched_at])) > 0,
 
     removeDocument: (chatbotId, documentId) =>
       transaction(pool, async (tx) => {

@@ -1,4 +1,4 @@
-import type { ChunkRecord, DocumentBatch, DocumentFields, DocumentRecord, EmbedderRecord, KnowledgeStore } from "../../core/storage/index.js";
+import type { ChunkRecord, DocumentBatch, DocumentFields, DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
 import { ftsMatch } from "./fts-match.js";
 import { createTermSelector } from "./fts-terms.js";
 import { createFullTextSearch } from "./full-text.js";
@@ -17,13 +17,20 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
   const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
   const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
   const insertDoc = sqlite
-    .prepare<[number, string, string, string, string | null, string, number, number, string, string], number>(
-      `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    .prepare<[number, string, string, string, string | null, string, number, number, string | null, string | null, string | null, string, string], number>(
+      `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, etag, last_modified, fetched_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
     )
     .pluck();
-  const updateDoc = sqlite.prepare<[string, string, string | null, string, number, number, string, number]>(
-    "UPDATE documents SET name = ?, type = ?, url = ?, content_hash = ?, chunk_count = ?, bytes = ?, updated_at = ? WHERE id = ?",
+  const updateDoc = sqlite.prepare<[string, string, string | null, string, number, number, string | null, string | null, string | null, string, number]>(
+    "UPDATE documents SET name = ?, type = ?, url = ?, content_hash = ?, chunk_count = ?, bytes = ?, etag = ?, last_modified = ?, fetched_at = ?, updated_at = ? WHERE id = ?",
+  );
+  const webDocs = sqlite.prepare<[number], WebDocument>(
+    "SELECT id, source, content_hash, etag, last_modified FROM documents WHERE chatbot_id = ? AND fetched_at IS NOT NULL ORDER BY id",
+  );
+  const botsWithWebDocs = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM documents WHERE fetched_at IS NOT NULL ORDER BY chatbot_id").pluck();
+  const markFetched = sqlite.prepare<[string | null, string | null, string, number, number]>(
+    "UPDATE documents SET etag = ?, last_modified = ?, fetched_at = ? WHERE id = ? AND chatbot_id = ?",
   );
   const deleteChunks = sqlite.prepare<[number]>("DELETE FROM chunks WHERE document_id = ?");
   const insertChunk = sqlite.prepare<[number, number, number, string, string]>("INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content) VALUES (?, ?, ?, ?, ?)");
@@ -79,7 +86,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       let documentId: number;
       if (existing) {
         deleteChunks.run(existing.id);
-        updateDoc.run(d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now, existing.id);
+        updateDoc.run(d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, d.etag, d.last_modified, d.fetched_at, now, existing.id);
         documentId = existing.id;
         updated++;
       } else {
@@ -94,7 +101,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     return { added, updated };
   });
   const insertDocument = (chatbotId: number, d: DocumentFields, now: string) =>
-    insertDoc.get(chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now, now)!;
+    insertDoc.get(chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, d.etag, d.last_modified, d.fetched_at, now, now)!;
 
   const replaceVectors = sqlite.transaction((used: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]) => {
     if (recreate) {
@@ -118,6 +125,15 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     },
     async documents(chatbotId) {
       return list.all(chatbotId);
+    },
+    async webDocuments(chatbotId) {
+      return webDocs.all(chatbotId);
+    },
+    async chatbotsWithWebDocuments() {
+      return botsWithWebDocs.all();
+    },
+    async markFetched(chatbotId, documentId, v) {
+      return markFetched.run(v.etag, v.last_modified, v.fetched_at, documentId, chatbotId).changes > 0;
     },
     async removeDocument(chatbotId, documentId) {
       return removeDocument.immediate(chatbotId, documentId);

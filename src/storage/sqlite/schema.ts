@@ -229,6 +229,11 @@ export const documents = sqliteTable(
     source: text("source").notNull(),
     url: text("url"),
     contentHash: text("content_hash").notNull(),
+    /** A fetched page's validators, sent back when `kb sync` asks whether it changed; null when the server gave none. */
+    etag: text("etag"),
+    lastModified: text("last_modified"),
+    /** When the page was last fetched or confirmed unchanged; null for documents not fetched from their URL (files, texts). */
+    fetchedAt: text("fetched_at"),
     chunkCount: integer("chunk_count").notNull().default(0),
     bytes: integer("bytes").notNull().default(0),
     createdAt: createdAt(),
