@@ -16,6 +16,7 @@ const BEHAVIOUR_SUITES = [
   "test/knowledge/retrieval-quality.test.ts",
   "test/knowledge/vector-search.test.ts",
   "test/knowledge/url-policy.test.ts",
+  "test/knowledge/sync.test.ts",
   "test/webhooks/chat-flow.test.ts",
   "test/webhooks/delivery.test.ts",
   "test/webhooks/registration.test.ts",
