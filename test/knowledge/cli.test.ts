@@ -110,4 +110,41 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
       await pages.close();
     }
   });
+
+  it("kb sync re-fetches web documents and reports what changed; a failed page exits 1; sitemaps ingest with a bound", async () => {
+    await cli(["init", "--json"]);
+    const texts = new Map([
+      ["/a", "Page a about the rooftop garden."],
+      ["/b", "Page b about the bicycle shed."],
+      ["/c", "Page c about the library hours."],
+    ]);
+    const pages = await startTestServer((req, res) => {
+      if (req.url === "/sitemap.xml") return res.writeHead(200, { "content-type": "application/xml" }).end(`<urlset>${[...texts.keys()].map((p) => `<url><loc>http://127.0.0.1:${pages.port}${p}</loc></url>`).join("")}</urlset>`);
+      const text = texts.get(req.url ?? "");
+      if (text === "broken") return res.writeHead(500).end();
+      text === undefined ? res.writeHead(404).end() : res.writeHead(200, { "content-type": "text/plain" }).end(text);
+    });
+    try {
+      const ingested = await cli(["ingest", "demo", `${pages.url}/sitemap.xml`, "--sitemap-max-pages", "2", "--allow-private-urls", "--json"]);
+      expect(ingested.json()).toMatchObject({ added: 2, skipped_inputs: [{ input: `${pages.url}/sitemap.xml`, reason: expect.stringContaining("more than 2 pages") }] });
+
+      texts.set("/a", "Page a about the rooftop garden, closed in winter.");
+      texts.delete("/b");
+      const synced = await cli(["kb", "sync", "demo", "--json", "--allow-private-urls"]);
+      expect(synced.code).toBe(0);
+      expect(synced.json()).toMatchObject({ checked: 2, unchanged: 0, updated: [{ url: `${pages.url}/a` }], removed: [{ url: `${pages.url}/b`, status: 404 }], failed: [] });
+
+      texts.set("/a", "broken");
+      const human = await cli(["kb", "sync", "demo", "--allow-private-urls"]);
+      expect(human.code).toBe(1);
+      expect(human.stdout).toMatch(
+        /^Synced "demo": 1 web documents checked, 0 unchanged, 0 updated, 0 removed, 1 failed; 0 chunks in \d+\.\d s\.\n {2}failed: http:\/\/127\.0\.0\.1:\d+\/a: HTTP 500 Internal Server Error \(kept\)\n$/,
+      );
+      const unknown = await cli(["kb", "sync", "nope"]);
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toMatch(/^error: Chatbot nope not found/);
+    } finally {
+      await pages.close();
+    }
+  });
 });

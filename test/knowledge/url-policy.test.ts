@@ -74,7 +74,7 @@ describe("URL ingestion address policy", () => {
   });
 
   it("takes the opt-out from CHATSVC_INGEST_ALLOW_PRIVATE and refuses bad values naming the option", () => {
-    expect(resolveConfig({ env: {} }).ingest).toEqual({ allowPrivateNetworks: false, timeoutMs: 15_000 });
+    expect(resolveConfig({ env: {} }).ingest).toEqual({ allowPrivateNetworks: false, timeoutMs: 15_000, sitemapMaxPages: 1000 });
     expect(resolveConfig({ env: { CHATSVC_INGEST_ALLOW_PRIVATE: "1" } }).ingest.allowPrivateNetworks).toBe(true);
     expect(() => resolveConfig({ env: {}, ingest: { allowPrivateNetworks: "sometimes" as never, timeoutMs: 0 } })).toThrow(
       expect.objectContaining({
