@@ -144,7 +144,7 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
 
   it("counts each stored reply's citations once per document name, regenerated replies included; messages without sources count nothing", async () => {
     const { storage, org, bot, open } = await seeded();
-    const doc = (name: string) => ({ fields: { name, type: "file", source: `/${name}`, url: null, content_hash: name, chunk_count: 1, bytes: 1 }, chunks: [{ heading: "", content: name, vector: Float32Array.from([1, 0, 0, 0]) }] });
+    const doc = (name: string) => ({ fields: { name, type: "file", source: `/${name}`, url: null, content_hash: name, chunk_count: 1, bytes: 1, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: name, vector: Float32Array.from([1, 0, 0, 0]) }] });
     await storage.knowledge.writeBatch({ chatbot_id: bot.id, embedder: { spec: "test", dimension: 4 }, documents: [doc("a.md"), doc("b.md"), doc("never.md")], now: NOW });
     const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
     const cited = (...names: string[]) => JSON.stringify(names.map((name) => ({ name, type: "file", score: 0.5 })));
