@@ -1,4 +1,33 @@
-import { defineConfig } from "tsup";
+import { build, defineConfig } from "tsup";
+
+/**
+ * The operator console's browser bundle (Preact), next to the server build: one
+ * minified script and one stylesheet that `createConsoleApp` serves from dist/console.
+ * tsup (esbuild) builds it too, so the console needs no second build tool. Tests
+ * build it as well (test/support/build-cli.ts), so a served bundle is never older than its sources.
+ */
+export async function buildConsole(): Promise<void> {
+  await build({
+    config: false,
+    entry: { console: "src/http/console/ui/main.tsx" },
+    outDir: "dist/console",
+    format: ["esm"],
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    // Preact goes into the bundle: the page loads nothing from elsewhere (works offline, no CDN).
+    noExternal: [/.*/],
+    splitting: false,
+    sourcemap: false,
+    clean: false,
+    silent: true,
+    esbuildOptions(options) {
+      options.jsx = "automatic";
+      options.jsxImportSource = "preact";
+      options.legalComments = "none";
+    },
+  });
+}
 
 export default defineConfig({
   entry: {
@@ -19,4 +48,5 @@ export default defineConfig({
   // Native addons and every runtime dependency stay external: better-sqlite3 and
   // sqlite-vec must be resolved from node_modules at run time.
   skipNodeModulesBundle: true,
+  onSuccess: buildConsole,
 });

@@ -5,6 +5,7 @@ import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResul
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
 import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./core/config.js";
+import { createConsoleSessions, type ConsoleSessions } from "./core/console-sessions.js";
 import { createConversations, type Conversations } from "./core/conversations.js";
 import { createCredits, type Credits } from "./core/credits.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
@@ -53,6 +54,8 @@ export interface ChatService {
   readonly widgetBudgets: WidgetBudgets;
   /** `Idempotency-Key` records of each organisation (the HTTP API uses them). */
   readonly idempotency: Idempotency;
+  /** Operator console sign-in: one-time links, API-key sign-in, sessions. */
+  readonly consoleSessions: ConsoleSessions;
   /** Rate-limit buckets every instance on the database shares; undefined when this process keeps its own. */
   readonly sharedRateLimits: RateLimitStore | undefined;
   /** The `branding` object for an organisation's chatbots. */
@@ -149,6 +152,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   const widgetBudgets = createWidgetBudgets(storage.widgetBudgets, { config, events, record: (event) => storage.outbox.record(event) });
   // A running request holds its key as long as a send can take, and a minute more.
   const idempotency = createIdempotency(storage.idempotency, { leaseMs: config.modelTimeoutMs + 60_000 });
+  const consoleSessions = createConsoleSessions(storage.consoleSessions, { users, keys });
   const health = createHealthCheck(() => storage.probeWrite());
   const syncing = config.syncEveryMs === null ? undefined : scheduleSync(knowledge, config.syncEveryMs);
 
@@ -163,6 +167,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     webhooks: webhooks.registry,
     widgetBudgets,
     idempotency,
+    consoleSessions,
     sharedRateLimits: storage.rateLimits,
     conversations,
     chat,

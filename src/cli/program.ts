@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerBots } from "./commands/bots.js";
+import { registerConsoleLink } from "./commands/console-link.js";
 import { registerCredits } from "./commands/credits.js";
 import { registerDb } from "./commands/db.js";
 import { registerIngest } from "./commands/ingest.js";
@@ -37,6 +38,7 @@ export function createProgram(): Command {
   registerCredits(program);
   registerWebhooks(program);
   registerOpenApi(program);
+  registerConsoleLink(program);
   return program;
 }
 

@@ -39,3 +39,21 @@ function trustOf(trustProxy: Exclude<TrustProxy, false>): Trust {
   if (!trust) compiled.set(trustProxy, (trust = proxyaddr.compile([...trustProxy])));
   return trust;
 }
+
+/**
+ * Whether the request reached us over HTTPS: its own URL says so, or (with `trustProxy`)
+ * the trusted proxy that handed it over says so in `X-Forwarded-Proto`. A client's own
+ * `X-Forwarded-Proto` is ignored when its peer is not a trusted proxy.
+ *
+ * @example
+ * isHttps(event, service.config); // true behind a trusted TLS-terminating proxy
+ */
+export function isHttps(event: H3Event, { trustProxy }: Pick<ResolvedConfig, "trustProxy">): boolean {
+  if (event.url.protocol === "https:") return true;
+  if (trustProxy === false) return false;
+  const peer = event.runtime?.node?.req?.socket?.remoteAddress ?? event.req.ip;
+  if (!peer || !trustOf(trustProxy)(peer, 0)) return false;
+  // The nearest proxy appends its own scheme last.
+  const proto = event.req.headers.get("x-forwarded-proto")?.split(",").pop()?.trim().toLowerCase();
+  return proto === "https";
+}

@@ -7,6 +7,7 @@ import { ChatsvcError } from "../core/errors.js";
 import { createWidgetApp } from "./widget/app.js";
 import { DEMO_SLUG, demoPage } from "./widget/demo-page.js";
 import { createApiApp, reportUnexpected, type ApiAppOptions } from "./app.js";
+import { createConsoleApp } from "./console/app.js";
 import { toErrorEnvelope } from "./errors.js";
 import { createHealthHandler, HEALTH_PATH } from "./health.js";
 import { listenOrigins, publicOrigin } from "./own-origins.js";
@@ -40,6 +41,7 @@ export interface RunningServer {
  * The app `chatsvc serve` runs: the API under `/api/v1`, the widget
  * (`/widget.js`, `/widget/{slug}/...`) and, at `/`, a page embedding the
  * `demo` chatbot's widget, which works on this server's own origins (`ownOrigins`) unconfigured;
+ * the operator console at `/console/`;
  * `/healthz` for load balancers. Every answer carries `X-Request-Id` and is logged as one JSON line.
  */
 export function createServerApp(service: ChatService, { ownOrigins, ...options }: ServerAppOptions = {}): H3 {
@@ -48,6 +50,7 @@ export function createServerApp(service: ChatService, { ownOrigins, ...options }
   const app = new H3({ onError: (error, event) => toErrorEnvelope(error, event, reporter) })
     .use(createRequestHandling(service, { logSink: options.logSink, onUnexpectedError: reporter }))
     .mount("/api/v1", createApiApp(service, options))
+    .mount("/console", createConsoleApp(service, options))
     .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG], ...(ownOrigins && { ownOrigins }) }));
   app.get("/", (event) => demoPage(event, service));
   // Health at the root, outside the API: no key, no rate limit. HEAD too, which the catch-all below would take.

@@ -33,6 +33,8 @@ export const COPIED_TABLES: PgTable[] = [
   pgSchema.widgetBudgets,
   pgSchema.widgetBudgetCounters,
   pgSchema.idempotencyKeys,
+  pgSchema.consoleLoginTokens,
+  pgSchema.consoleSessions,
 ];
 
 /**

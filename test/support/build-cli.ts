@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { build, type Options } from "tsup";
-import packageBuild from "../../tsup.config.js";
+import packageBuild, { buildConsole } from "../../tsup.config.js";
 
 /** Where the test build of the CLI goes: tests run the real binary built from the current sources. */
 export const TEST_CLI_DIR = join(import.meta.dirname, "..", "..", "node_modules", ".cache", "chatsvc-test-cli");
@@ -11,11 +11,14 @@ export const TEST_CLI_DIR = join(import.meta.dirname, "..", "..", "node_modules"
  */
 export const TEST_BUILD_DIR = TEST_CLI_DIR;
 
-/** vitest global setup: one quick ESM build of the package's entries (no type declarations) per test run. */
+/**
+ * vitest global setup: one quick ESM build of the package's entries (no type declarations) per test run, and the
+ * console's browser bundle into dist/console, where the server (from the sources or this build) reads it.
+ */
 export default async function setup(): Promise<void> {
   // Both test projects (sqlite, postgres) list this setup; vitest runs each project's in one process: build once.
   const memo = globalThis as { chatsvcTestBuild?: Promise<unknown> };
-  await (memo.chatsvcTestBuild ??= build({
+  await (memo.chatsvcTestBuild ??= Promise.all([buildConsole(), build({
     config: false,
     // The package's own entries, so a new one (like the render worker) cannot be missing from what tests run.
     entry: (packageBuild as Options).entry,
@@ -27,5 +30,5 @@ export default async function setup(): Promise<void> {
     skipNodeModulesBundle: true,
     silent: true,
     clean: true,
-  }));
+  })]));
 }

@@ -33,6 +33,7 @@
  * - widgetBudgets.reserve / release: every counter of the message (all or none).
  * - idempotency.claim: one conditional upsert (then a read when someone else holds the key).
  * - leases.acquire: one conditional upsert.
+ * - consoleSessions.consumeLoginToken / resumeSession: one statement each (delete or update, returning the user).
  * Other writes are single statements.
  *
  * Events: a write that records events returns them (`WithEvents`) with the
@@ -45,6 +46,7 @@
 import type { AnalyticsStore } from "./analytics.js";
 import type { ChangeFeed } from "./changes.js";
 import type { ChatbotStore } from "./chatbots.js";
+import type { ConsoleSessionStore } from "./console-sessions.js";
 import type { ConversationStore } from "./conversations.js";
 import type { CreditStore } from "./credits.js";
 import type { KnowledgeStore } from "./knowledge.js";
@@ -62,6 +64,7 @@ import type { OutboxEncoder, OutboxStore, WebhookStore } from "./webhooks.js";
 export type * from "./analytics.js";
 export type * from "./changes.js";
 export type * from "./chatbots.js";
+export type * from "./console-sessions.js";
 export type * from "./conversations.js";
 export type * from "./credits.js";
 export type * from "./events.js";
@@ -113,6 +116,7 @@ export interface Storage {
   watchOutbox?(onDue: () => void): () => void;
   readonly idempotency: IdempotencyStore;
   readonly widgetBudgets: WidgetBudgetStore;
+  readonly consoleSessions: ConsoleSessionStore;
   readonly changes: ChangeFeed;
   /** A small real write proving the database takes writes (health checks); rejects with the engine's error. */
   probeWrite(): Promise<void>;

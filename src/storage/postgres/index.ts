@@ -18,6 +18,7 @@ import { createPgRateLimitStore } from "./rate-limits.js";
 import { createPgSettingStore } from "./settings.js";
 import { createPgUserStore } from "./users.js";
 import { createPgWebhookStore } from "./webhooks.js";
+import { createPgConsoleSessionStore } from "./console-sessions.js";
 import { createPgIdempotencyStore } from "./idempotency.js";
 import { createPgWidgetBudgetStore } from "./widget-budgets.js";
 
@@ -81,6 +82,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     leases: createPgLeaseStore(pool),
     widgetBudgets: createPgWidgetBudgetStore(pool),
     idempotency: createPgIdempotencyStore(pool),
+    consoleSessions: createPgConsoleSessionStore(pool),
     changes,
     async probeWrite() {
       await run(pool, probe, [new Date().toISOString()]);

@@ -396,3 +396,31 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.key] }), index("idempotency_keys_created_idx").on(t.createdAt)],
 );
+
+/** One-time console sign-in links: only the SHA-256 of the token, deleted when used. */
+export const consoleLoginTokens = pgTable(
+  "console_login_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: text("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("console_login_tokens_expires_idx").on(t.expiresAt)],
+);
+
+/** Console sessions: only the SHA-256 of the cookie's value; a session ends when idle past its limit. */
+export const consoleSessions = pgTable(
+  "console_sessions",
+  {
+    sessionHash: text("session_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    lastSeenAt: text("last_seen_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("console_sessions_last_seen_idx").on(t.lastSeenAt)],
+);

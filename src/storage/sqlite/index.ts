@@ -6,6 +6,7 @@ import { createConversationStore } from "./conversations.js";
 import { createCredits } from "./credits.js";
 import { createRecorder } from "./events.js";
 import { exposedDatabaseFiles } from "./file-permissions.js";
+import { createConsoleSessionStore } from "./console-sessions.js";
 import { createIdempotencyStore } from "./idempotency.js";
 import { createKeyStore } from "./keys.js";
 import { createKnowledgeStore } from "./knowledge.js";
@@ -59,6 +60,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       settings: createSettingStore(sqlite),
       leases: createLeaseStore(sqlite),
       idempotency: createIdempotencyStore(sqlite),
+      consoleSessions: createConsoleSessionStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite),
       changes: { version: () => dataVersion.get()! },
       async probeWrite() {
