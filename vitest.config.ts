@@ -30,6 +30,8 @@ const BEHAVIOUR_SUITES = [
   "test/hardening/request-hardening.test.ts",
   "test/hardening/xss.test.ts",
   "test/storage/**/*.test.ts",
+  "test/privacy/exports.test.ts",
+  "test/privacy/erasure.test.ts",
 ];
 
 /** Suites about PostgreSQL itself (several instances on one database, moving up from SQLite): the postgres project only. */

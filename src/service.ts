@@ -8,12 +8,15 @@ import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./c
 import { createConsoleSessions, type ConsoleSessions } from "./core/console-sessions.js";
 import { createConversations, type Conversations } from "./core/conversations.js";
 import { createCredits, type Credits } from "./core/credits.js";
+import { createExports, type Exports } from "./core/exports.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
 import { createHealthCheck, type Health } from "./core/health.js";
 import { createKeys, type Keys } from "./core/keys.js";
 import { createLeads, type Leads } from "./core/leads.js";
 import { createMessages } from "./core/messages.js";
 import { createOrgs, type Orgs } from "./core/orgs.js";
+import { createPrivacy, type Privacy } from "./core/privacy.js";
+import { createRetention, type Retention } from "./core/retention.js";
 import type { ExposedFile, RateLimitStore, Storage, StorageOptions } from "./core/storage/index.js";
 import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
@@ -48,6 +51,12 @@ export interface ChatService {
   readonly credits: Credits;
   /** Reports: counts per day or week, unanswered questions, cited documents. */
   readonly analytics: Analytics;
+  /** Conversation and lead exports (JSONL, CSV), streamed page by page. */
+  readonly exports: Exports;
+  /** Visitor erasure and the audit log of erasures and retention passes. */
+  readonly privacy: Privacy;
+  /** Per-organisation retention: one pass on demand, or a daily schedule (`start`) one instance at a time. */
+  readonly retention: Retention;
   /** Outbound webhooks of each organisation: register, list, delete. */
   readonly webhooks: WebhookRegistry;
   /** Each chatbot's widget message budgets: settings and counting. */
@@ -155,6 +164,9 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   const consoleSessions = createConsoleSessions(storage.consoleSessions, { users, keys });
   const health = createHealthCheck(() => storage.probeWrite());
   const syncing = config.syncEveryMs === null ? undefined : scheduleSync(knowledge, config.syncEveryMs);
+  const exports = createExports(storage, chatbots);
+  const privacy = createPrivacy(storage.privacy);
+  const retention = createRetention(storage);
 
   let closed = false;
   const service: ChatService = {
@@ -174,6 +186,9 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     leads,
     credits,
     analytics,
+    exports,
+    privacy,
+    retention,
     branding,
     isEmpty: async () => !(await storage.orgs.any()),
     health: async () => (closed ? { ok: false, reason: "The service is closed" } : health()),
@@ -186,6 +201,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
       if (closed) return;
       closed = true;
       await syncing?.stop();
+      await retention.stop();
       await webhooks.close();
       await renderer.close();
       await keys.flush();

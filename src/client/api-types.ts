@@ -308,3 +308,57 @@ export interface WidgetBudget {
 
 /** A limit per budget (0 for none), null for the configured default; absent ones stay. */
 export type WidgetBudgetInput = Partial<Record<BudgetName, number | null>>;
+
+/** Query of the exports: `format` (`jsonl` or `csv`; conversations default to JSONL, leads to CSV), chatbot slug, ISO `since`/`until` (inclusive). */
+export interface ExportQuery {
+  format?: "jsonl" | "csv";
+  chatbot?: string;
+  since?: string;
+  until?: string;
+}
+
+/** A message in a conversation export: stored content (assistant HTML without the branding element), with its rating. */
+export interface ExportedMessage {
+  id: number;
+  role: "user" | "assistant";
+  content: string;
+  sources: Source[];
+  rating: "good" | "bad" | null;
+  cannot_answer: boolean;
+  created_at: string;
+}
+
+/** A line of the JSONL conversation export: the account-level record with the visitor's phone, metadata and messages. */
+export interface ConversationExportLine extends ConversationRecord {
+  visitor_phone: string | null;
+  metadata: Record<string, unknown>;
+  messages: ExportedMessage[];
+}
+
+/** Which visitor `DELETE /visitors` erases: exactly one of the two. */
+export interface EraseVisitorInput {
+  visitor_id?: string;
+  email?: string;
+}
+
+/** Rows an erasure or a retention pass deleted. */
+export interface DeletedCounts {
+  conversations: number;
+  messages: number;
+  leads: number;
+  /** Webhook outbox rows whose payload was about the deleted conversations. */
+  webhook_deliveries: number;
+}
+
+/** An audit log entry: what an erasure or a retention pass deleted, when and on whose behalf. */
+export interface AuditEntry {
+  id: number;
+  organization_id: number;
+  action: "visitor_erased" | "retention";
+  /** `key sk_live_…` (the API key's prefix), `cli …` or `serve (retention)`. */
+  actor: string;
+  /** What was selected: `{selector}` or `{retention_days, cutoff}`; never the erased data. */
+  detail: Record<string, unknown>;
+  counts: DeletedCounts;
+  created_at: string;
+}

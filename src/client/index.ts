@@ -1,6 +1,11 @@
 import { createFetch, type FetchResponse } from "ofetch";
 import type {
   AccountInfo,
+  AuditEntry,
+  ConversationExportLine,
+  DeletedCounts,
+  EraseVisitorInput,
+  ExportQuery,
   CapturedLead,
   ChatbotDetail,
   ChatbotListItem,
@@ -153,6 +158,37 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     throw new ChatsvcError(500, "The reply stream ended before the answer was complete");
   }
 
+  /** Starts an export; resolves once the server accepted it (else throws), with the body still to be read. */
+  const download = async (path: string, query: ExportQuery, { signal }: RequestOptions = {}): Promise<Response> => {
+    const res = await withRetry(
+      () => $fetch.raw(path, { method: "GET", query: definedOnly(query), responseType: "stream", signal }),
+      signal,
+      (failed) => failed.body?.cancel() ?? Promise.resolve(),
+    );
+    if (!res.ok || !res.body) throw toChatsvcError(res, await readJson(res));
+    return res;
+  };
+
+  /** The records of a JSONL export, parsed one line at a time as the body arrives. */
+  async function* records<T>(path: string, query: Omit<ExportQuery, "format">, options?: RequestOptions): AsyncGenerator<T, void, undefined> {
+    const res = await download(path, { ...query, format: "jsonl" }, options);
+    let buffered = "";
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        buffered += next.value;
+        const lines = buffered.split("\n");
+        buffered = lines.pop()!;
+        for (const line of lines) if (line !== "") yield JSON.parse(line) as T;
+      }
+    } finally {
+      // A consumer that stops early (break) closes the connection, and the server stops reading.
+      await reader.cancel().catch(() => {});
+    }
+    // The server ends every record with a newline: a rest means the stream was cut off.
+    if (buffered !== "") throw new ChatsvcError(500, "The export ended in the middle of a record");
+  }
+
   const chatbotPath = (slug: string, conversationId?: number, rest = "") =>
     `/chatbots/${encodeURIComponent(slug)}${conversationId === undefined ? "" : `/conversations/${idSegment(conversationId)}`}${rest}`;
 
@@ -203,13 +239,30 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
         call<Ok<Message>>("POST", `/conversations/${idSegment(id)}/messages`, { ...options, body: input }),
       /** Ends the conversation; a 400 when it had already ended. */
       end: (id: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", `/conversations/${idSegment(id)}/end`, options),
+      /**
+       * Exports conversations with their messages (JSONL, or CSV with `format: "csv"`): the streamed
+       * `Response`, e.g. `Readable.fromWeb(res.body)` piped to a file. Bad filters throw before any byte.
+       */
+      export: (query: ExportQuery = {}, options?: RequestOptions) => download("/conversations/export", query, options),
+      /** The conversation export as records, one at a time while they stream in (memory stays flat). */
+      exportRecords: (query: Omit<ExportQuery, "format"> = {}, options?: RequestOptions) => records<ConversationExportLine>("/conversations/export", query, options),
     },
     leads: {
       list: (query: PageQuery = {}, options?: RequestOptions) => call<PageOf<Lead>>("GET", "/leads", { ...options, query }),
       get: (id: number, options?: RequestOptions) => call<Ok<LeadDetail>>("GET", `/leads/${idSegment(id)}`, options),
       /** Partial update: fields left out keep their value. */
       update: (id: number, patch: LeadUpdateInput, options?: RequestOptions) => call<Ok<Lead>>("PUT", `/leads/${idSegment(id)}`, { ...options, body: patch }),
+      /** Exports leads (CSV, or JSONL with `format: "jsonl"`): the streamed `Response`. */
+      export: (query: ExportQuery = {}, options?: RequestOptions) => download("/leads/export", query, options),
+      /** The lead export as records, one at a time while they stream in. */
+      exportRecords: (query: Omit<ExportQuery, "format"> = {}, options?: RequestOptions) => records<Lead>("/leads/export", query, options),
     },
+    visitors: {
+      /** Erases one visitor's conversations, messages, leads and webhook payloads (give exactly one of `visitor_id`, `email`); answers the counts. */
+      erase: (visitor: EraseVisitorInput, options?: RequestOptions) => call<Ok<DeletedCounts>>("DELETE", "/visitors", { ...options, query: visitor }),
+    },
+    /** The organisation's audit log of erasures and retention passes, newest first. */
+    audit: (query: { limit?: number } = {}, options?: RequestOptions) => call<Ok<AuditEntry[]>>("GET", "/audit", { ...options, query }),
     webhooks: {
       list: (options?: RequestOptions) => call<Ok<ListedWebhook[]>>("GET", "/webhooks", options),
       /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */

@@ -7,3 +7,8 @@ export function nowIso(): string {
 export function utcMonth(date = new Date()): string {
   return date.toISOString().slice(0, 7);
 }
+
+/** Where time-driven parts (retention) read the time; tests pass their own instead of waiting. */
+export type Clock = () => Date;
+
+export const systemClock: Clock = () => new Date();

@@ -121,3 +121,15 @@ export function createEventBus(reportError: (error: unknown) => void = (e) => co
     },
   };
 }
+
+/**
+ * The conversation an event's payload is about, or null: the outbox keeps it
+ * beside the payload so erasing a visitor can find the deliveries that would
+ * still send their data. Events named `conversation_*` carry the conversation
+ * itself; others name it as `conversation_id` when they concern one.
+ */
+export function conversationOf(event: DomainEvent): number | null {
+  const data = event.data as unknown as Record<string, unknown>;
+  if (event.name.startsWith("conversation_") && typeof data.id === "number") return data.id;
+  return typeof data.conversation_id === "number" ? data.conversation_id : null;
+}

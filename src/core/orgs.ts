@@ -14,7 +14,10 @@ export interface CreateOrganizationInput {
   brand_removal?: boolean;
 }
 
-export type UpdateOrganizationInput = Partial<CreateOrganizationInput>;
+export interface UpdateOrganizationInput extends Partial<CreateOrganizationInput> {
+  /** Delete conversations inactive for more than this many days (1 to 36,500); null keeps them forever. */
+  retention_days?: number | null;
+}
 
 const credits = z
   .number({ error: "The credits monthly field must be an integer." })
@@ -22,7 +25,12 @@ const credits = z
   .min(0, { message: "The credits monthly field must be at least 0." });
 const brand = z.boolean({ error: "The brand removal field must be a boolean." });
 const createSchema = z.object({ name: text("name", { min: 1, max: 200 }), credits_monthly: credits.optional(), brand_removal: brand.optional() });
-const updateSchema = createSchema.partial();
+const retention = z
+  .number({ error: "The retention days field must be an integer." })
+  .int({ message: "The retention days field must be an integer." })
+  .min(1, { message: "The retention days field must be between 1 and 36500." })
+  .max(36_500, { message: "The retention days field must be between 1 and 36500." });
+const updateSchema = createSchema.partial().extend({ retention_days: retention.nullable().optional() });
 
 export type Orgs = ReturnType<typeof createOrgs>;
 
@@ -59,7 +67,8 @@ export function createOrgs(store: OrgStore, config: Pick<ResolvedConfig, "credit
       if (data.name !== undefined) patch.name = data.name.trim();
       if (data.credits_monthly !== undefined) patch.credits_monthly = data.credits_monthly;
       if (data.brand_removal !== undefined) patch.brand_removal = data.brand_removal;
-      if (Object.keys(patch).length === 0) throw ChatsvcError.validation({ body: ["Nothing to update: give a name, credits or brand removal."] });
+      if (data.retention_days !== undefined) patch.retention_days = data.retention_days;
+      if (Object.keys(patch).length === 0) throw ChatsvcError.validation({ body: ["Nothing to update: give a name, credits, brand removal or retention days."] });
       const org = await store.update(id, patch);
       if (!org) throw ChatsvcError.notFound(`Organization ${id} not found`);
       return org;

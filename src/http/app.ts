@@ -12,6 +12,7 @@ import { chatbotRoutes } from "./routes/chatbots.js";
 import { conversationRoutes } from "./routes/conversations.js";
 import { leadRoutes } from "./routes/leads.js";
 import { openApiRoute } from "./routes/openapi.js";
+import { privacyRoutes } from "./routes/privacy.js";
 import { sampleRoutes } from "./routes/samples.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
@@ -26,6 +27,8 @@ export interface ApiAppOptions {
 export const apiRoutes: RouteDefinition[] = [
   ...accountRoutes,
   ...chatbotRoutes,
+  // Before the `/:id` routes they share a prefix with.
+  ...privacyRoutes,
   ...conversationRoutes,
   ...leadRoutes,
   ...analyticsRoutes,

@@ -37,6 +37,7 @@ const TAGS = [
   { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
   { name: "Analytics", description: "Account level: counts per day or week, unanswered questions, cited documents" },
+  { name: "Privacy", description: "Exports, visitor erasure and the audit log of erasures and retention" },
   { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },
@@ -57,6 +58,12 @@ const HEADERS = {
 const headerRefs = (names: (keyof typeof HEADERS)[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 const ANSWER_HEADERS = headerRefs(["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]);
 const RETRY_HEADERS = headerRefs(["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]);
+
+const CONTENT_DISPOSITION = {
+  description: "`attachment` with a file name, e.g. `attachment; filename=\"conversations-2025-01-31.jsonl\"`",
+  required: true,
+  schema: { type: "string" },
+};
 
 const SSE_DESCRIPTION =
   "Server-Sent Events: `event: delta` with data `{text}` while the model writes, then `event: done` with the JSON envelope, or `event: error` with an error envelope.";
@@ -150,11 +157,14 @@ function queryParameters(route: RouteDefinition, toSchema: (schema: z.ZodType, i
 function successResponses(route: RouteDefinition, toSchema: (schema: z.ZodType, io: "output") => JsonSchema) {
   const { response } = route;
   const statuses = response.status === undefined ? [200] : typeof response.status === "number" ? [response.status] : response.status;
-  const content = route.stream
-    ? { "text/event-stream": { schema: { type: "string", description: SSE_DESCRIPTION } } }
-    : { "application/json": { schema: toSchema(successEnvelope(response), "output") } };
+  const content = response.download
+    ? Object.fromEntries(Object.entries(response.download).map(([type, description]) => [type, { schema: { type: "string", description } }]))
+    : route.stream
+      ? { "text/event-stream": { schema: { type: "string", description: SSE_DESCRIPTION } } }
+      : { "application/json": { schema: toSchema(successEnvelope(response), "output") } };
+  const headers = response.download ? { ...ANSWER_HEADERS, "Content-Disposition": CONTENT_DISPOSITION } : ANSWER_HEADERS;
   return Object.fromEntries(
-    statuses.map((status) => [String(status), { description: response.description ?? (status === 201 ? "Created" : "Success"), headers: ANSWER_HEADERS, content }]),
+    statuses.map((status) => [String(status), { description: response.description ?? (status === 201 ? "Created" : "Success"), headers, content }]),
   );
 }
 

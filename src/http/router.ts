@@ -38,6 +38,11 @@ export interface RouteResponse {
   message?: string;
   /** False when the body is `data` itself, not an envelope (the OpenAPI document). */
   envelope?: false;
+  /**
+   * A streamed file instead of JSON (exports): its media types, each with what the body holds.
+   * The answer carries `Content-Disposition: attachment`; `data` then describes nothing.
+   */
+  download?: Record<string, string>;
 }
 
 /**

@@ -35,6 +35,7 @@ export const COPIED_TABLES: PgTable[] = [
   pgSchema.idempotencyKeys,
   pgSchema.consoleLoginTokens,
   pgSchema.consoleSessions,
+  pgSchema.auditLog,
 ];
 
 /**

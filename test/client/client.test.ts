@@ -112,6 +112,26 @@ describe("the typed client against a real server", () => {
     expect((await client.chatbots.widgetBudget("demo")).data.overrides).toEqual({ visitor_per_day: null, chatbot_per_hour: 7, chatbot_per_day: null });
   });
 
+  it("streams exports as a Response or as records, erases a visitor and reads the audit log", async () => {
+    const id = (await client.chatbots.startConversation("demo", { visitor_id: "v-export" })).data.conversation_id;
+    await client.conversations.addMessage(id, { message: "to export", role: "user" });
+    const csv = await client.conversations.export({ format: "csv", chatbot: "demo" });
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    expect(await csv.text()).toContain("to export");
+    const records = [];
+    for await (const record of client.conversations.exportRecords({ chatbot: "demo" })) records.push(record);
+    expect(records.find((r) => r.id === id)?.messages.map((m) => m.content)).toEqual(["to export"]);
+    expect(await (await client.leads.export()).text()).toMatch(/^id,chatbot,conversation_id/);
+    const leads = [];
+    for await (const lead of client.leads.exportRecords()) leads.push(lead);
+    expect(leads.length).toBeGreaterThan(0);
+    await expect(client.conversations.export({ format: "xml" as never })).rejects.toMatchObject({ status: 422, errors: { format: expect.any(Array) } });
+
+    expect((await client.visitors.erase({ visitor_id: "v-export" })).data).toEqual({ conversations: 1, messages: 1, leads: 0, webhook_deliveries: 0 });
+    await expect(client.visitors.erase({})).rejects.toMatchObject({ status: 422 });
+    expect((await client.audit({ limit: 1 })).data[0]).toMatchObject({ action: "visitor_erased", counts: { conversations: 1 } });
+  });
+
   it("has a method for every route of the API", () => {
     // Runs after the tests above, which call every method once.
     expect([...routesHit].sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());

@@ -97,6 +97,17 @@ describe("real answers match the documented response schemas", () => {
     await call("getSampleLead");
     await call("getSampleConversation");
 
+    await call("exportConversations", { query: { format: "csv" } });
+    await call("exportConversations", { query: { chatbot: "demo", since: "2020-01-01" } });
+    await call("exportConversations", { query: { format: "xml" } });
+    await call("exportLeads");
+    await call("exportLeads", { query: { format: "jsonl" } });
+    await call("exportLeads", { query: { until: "soon" } });
+    await call("eraseVisitor", { query: { visitor_id: "v-nobody" } });
+    await call("eraseVisitor", { query: { visitor_id: "v-nobody", email: "x@example.com" } });
+    await call("listAudit", { query: { limit: "10" } });
+    await call("listAudit", { query: { limit: "none" } });
+
     const registered = await call("registerWebhook", { ...json({ url: hookUrl, events: ["lead_captured"] }) });
     expect(registered.status).toBe(201);
     expect(registered.body.data.secret).toMatch(/^whsec_/);

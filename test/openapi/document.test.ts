@@ -66,6 +66,19 @@ describe("the OpenAPI document", () => {
     expect(send.requestBody.content["application/json"].schema.properties.message).toEqual({ type: "string", minLength: 1, maxLength: 10_000 });
   });
 
+  it("documents the exports as streamed files with their media types and Content-Disposition", () => {
+    const conversations = (document.paths["/conversations/export"]!.get as any).responses["200"];
+    expect(Object.keys(conversations.content)).toEqual(["application/x-ndjson", "text/csv"]);
+    expect(conversations.headers["Content-Disposition"].required).toBe(true);
+    const leads = (document.paths["/leads/export"]!.get as any).responses["200"];
+    expect(Object.keys(leads.content)).toEqual(["text/csv", "application/x-ndjson"]);
+    const parameters = (document.paths["/conversations/export"]!.get as any).parameters.map((p: { name: string }) => p.name);
+    expect(parameters).toEqual(["format", "chatbot", "since", "until"]);
+    const erase = (document.paths["/visitors"]!.delete as any);
+    expect(erase.parameters.map((p: { name: string }) => p.name)).toEqual(["visitor_id", "email"]);
+    expect(erase.responses["200"].content["application/json"].schema.properties.data).toEqual({ $ref: "#/components/schemas/DeletedCounts" });
+  });
+
   it("points every reference at a schema or header it defines", () => {
     const refs = JSON.stringify(document).match(/"\$ref":"[^"]+"/g) ?? [];
     expect(refs.length).toBeGreaterThan(20);

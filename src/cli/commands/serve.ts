@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Command } from "commander";
 import type { ExposedFile } from "../../core/storage/index.js";
 import type { Logger } from "../../http/logger.js";
@@ -40,6 +42,11 @@ export function registerServe(program: Command): void {
         service.knowledge.onSyncRound((round) => logger.log("info", "web sources synced", { chatbots: round.chatbots.map(syncSummary), aborted: round.aborted }));
         warnExposedFiles(service.exposedFiles(), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
+        // Daily retention passes; instances sharing a database take turns through a lease. `service.close()` stops it.
+        service.retention.start({
+          holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+          onError: (error) => logger.log("error", "retention pass failed", { error: error instanceof Error ? error.message : String(error) }),
+        });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${databaseLabel(service)})\n` +
             // With a public URL, the demo bot works on that origin only.

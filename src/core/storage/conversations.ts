@@ -57,6 +57,11 @@ export interface ConversationFilter extends ListFilter {
   status: "active" | "ended" | null;
 }
 
+/** A conversation with its visible messages (oldest first), as exports carry it. */
+export interface ExportedConversation extends ConversationRecord {
+  messages: MessageRecord[];
+}
+
 export interface PageRequest {
   limit: number;
   offset: number;
@@ -131,6 +136,14 @@ export interface ConversationStore {
   end(id: number, endedAt: string, event: EventOf<Omit<EndedRecord, "closed_here">>): Promise<WithEvents<EndedRecord> | undefined>;
   /** Account level: one page, newest first, with each conversation's visible message count. */
   page(filter: ConversationFilter, page: PageRequest): Promise<PageOf<ConversationRecord & { message_count: number }>>;
+
+  /**
+   * Exports: the filtered conversations (by `started_at`, like {@link page}) with their
+   * visible messages, oldest first, in pages of at most `pageSize` conversations read one
+   * at a time (keyset on the id), so an export of any size holds one page in memory.
+   * Each page is its own read: conversations started while it runs may be included.
+   */
+  exportPages(filter: ListFilter, pageSize: number): AsyncIterable<ExportedConversation[]>;
 
   /** Visible (not regenerated) messages, oldest first. */
   messages(conversationId: number): Promise<MessageRecord[]>;

@@ -34,6 +34,8 @@
  * - idempotency.claim: one conditional upsert (then a read when someone else holds the key).
  * - leases.acquire: one conditional upsert.
  * - consoleSessions.consumeLoginToken / resumeSession: one statement each (delete or update, returning the user).
+ * - privacy.eraseVisitor / purgeInactive: the selection, every deleted conversation's messages,
+ *   leads and outbox rows, the conversations, and the audit row.
  * Other writes are single statements.
  *
  * Events: a write that records events returns them (`WithEvents`) with the
@@ -53,6 +55,7 @@ import type { KnowledgeStore } from "./knowledge.js";
 import type { LeadStore } from "./leads.js";
 import type { LeaseStore } from "./leases.js";
 import type { OrgStore } from "./orgs.js";
+import type { PrivacyStore } from "./privacy.js";
 import type { SettingStore } from "./settings.js";
 import type { UserStore } from "./users.js";
 import type { IdempotencyStore } from "./idempotency.js";
@@ -75,6 +78,7 @@ export type * from "./knowledge.js";
 export type * from "./leads.js";
 export type * from "./leases.js";
 export type * from "./orgs.js";
+export type * from "./privacy.js";
 export type * from "./settings.js";
 export type * from "./users.js";
 export type * from "./webhooks.js";
@@ -104,6 +108,8 @@ export interface Storage {
   readonly outbox: OutboxStore;
   readonly settings: SettingStore;
   readonly leases: LeaseStore;
+  /** Visitor erasure, retention and their audit log. */
+  readonly privacy: PrivacyStore;
   /**
    * Rate-limit buckets in the database, on engines several instances share
    * (PostgreSQL); absent where one process serves (SQLite keeps them in memory).

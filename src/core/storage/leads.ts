@@ -33,4 +33,6 @@ export interface LeadStore {
   update(id: number, patch: LeadPatch): Promise<LeadRecord | undefined>;
   /** One page, newest first. */
   page(filter: ListFilter, page: PageRequest): Promise<PageOf<LeadRecord>>;
+  /** Exports: the filtered leads (by `created_at`), oldest first, read in pages of at most `pageSize` (keyset on the id). */
+  exportPages(filter: ListFilter, pageSize: number): AsyncIterable<LeadRecord[]>;
 }

@@ -4,11 +4,14 @@ export interface OrganizationRecord {
   name: string;
   credits_monthly: number;
   brand_removal: boolean;
+  /** Days of inactivity after which conversations are deleted; null keeps them. */
+  retention_days: number | null;
   created_at: string;
 }
 
-export type NewOrganization = Omit<OrganizationRecord, "id">;
-export type OrganizationPatch = Partial<Pick<OrganizationRecord, "name" | "credits_monthly" | "brand_removal">>;
+export type NewOrganization = Omit<OrganizationRecord, "id" | "retention_days">;
+/** Fields to change; `retention_days: null` clears retention. */
+export type OrganizationPatch = Partial<Pick<OrganizationRecord, "name" | "credits_monthly" | "brand_removal" | "retention_days">>;
 
 export interface OrgStore {
   create(org: NewOrganization): Promise<OrganizationRecord>;

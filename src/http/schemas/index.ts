@@ -6,3 +6,4 @@ export * from "./conversations.js";
 export * from "./leads.js";
 export * from "./webhooks.js";
 export * from "./analytics.js";
+export * from "./privacy.js";

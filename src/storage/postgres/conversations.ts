@@ -39,6 +39,14 @@ const listPage = statement(
      FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}
     ORDER BY c.started_at DESC, c.id DESC LIMIT $6 OFFSET $7`,
 );
+const exportPage = statement(
+  "conversations_export_page",
+  `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS} AND c.id > $6 ORDER BY c.id LIMIT $7`,
+);
+const visibleOf = statement(
+  "messages_visible_of",
+  `SELECT ${MESSAGE} FROM messages WHERE conversation_id = ANY($1::int[]) AND NOT regenerated ORDER BY conversation_id, id`,
+);
 const visible = statement("messages_visible", `SELECT ${MESSAGE} FROM messages WHERE conversation_id = $1 AND NOT regenerated ORDER BY id`);
 const countVisible = statement("messages_count_visible", "SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND NOT regenerated");
 const messageById = statement("messages_by_id", `SELECT ${MESSAGE} FROM messages WHERE id = $2 AND conversation_id = $1`);
@@ -189,6 +197,19 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         all<ConversationRecord & { message_count: number }>(pool, listPage, [...values, limit, offset]),
       ]);
       return { total: count!.n, rows };
+    },
+
+    async *exportPages(filter, pageSize) {
+      const values = [filter.organization_id, filter.chatbot_id, filter.since, filter.until, null];
+      for (let after = 0; ; ) {
+        const rows = await all<ConversationRecord>(pool, exportPage, [...values, after, pageSize]);
+        if (rows.length === 0) return;
+        const byConversation = new Map(rows.map((row) => [row.id, { ...row, messages: [] as MessageRecord[] }]));
+        for (const m of await all<MessageRecord>(pool, visibleOf, [rows.map((r) => r.id)])) byConversation.get(m.conversation_id)!.messages.push(m);
+        yield [...byConversation.values()];
+        if (rows.length < pageSize) return;
+        after = rows.at(-1)!.id;
+      }
     },
 
     messages: (conversationId) => all<MessageRecord>(pool, visible, [conversationId]),

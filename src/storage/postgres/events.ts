@@ -1,4 +1,4 @@
-import type { DomainEvent } from "../../core/events.js";
+import { conversationOf, type DomainEvent } from "../../core/events.js";
 import type { OutboxEncoder, RecordedEvent } from "../../core/storage/index.js";
 import { run, statement, type Queryable } from "./client.js";
 
@@ -9,8 +9,8 @@ import { run, statement, type Queryable } from "./client.js";
  */
 const fanOut = statement(
   "outbox_fan_out",
-  `INSERT INTO webhook_deliveries (webhook_id, message_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
-   SELECT id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $2, $3, 'pending', 0, $4, $5, $5
+  `INSERT INTO webhook_deliveries (webhook_id, message_id, event, payload, conversation_id, status, attempts, next_attempt_at, created_at, updated_at)
+   SELECT id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $2, $3, $7::int, 'pending', 0, $4, $5, $5
      FROM webhooks WHERE organization_id = $1 AND is_active AND strpos(events, $6) > 0`,
 );
 
@@ -23,6 +23,6 @@ const fanOut = statement(
 export async function recordEvent(tx: Queryable, encode: OutboxEncoder, event: DomainEvent): Promise<RecordedEvent> {
   const now = new Date();
   const iso = now.toISOString();
-  const deliveries = await run(tx, fanOut, [event.organizationId, event.name, encode(event.name, event.data), now.getTime(), iso, `"${event.name}"`]);
+  const deliveries = await run(tx, fanOut, [event.organizationId, event.name, encode(event.name, event.data), now.getTime(), iso, `"${event.name}"`, conversationOf(event)]);
   return { event, deliveries };
 }

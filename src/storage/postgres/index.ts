@@ -12,6 +12,7 @@ import { createPgKnowledgeStore } from "./knowledge.js";
 import { createPgLeadStore } from "./leads.js";
 import { openPostgres, type OpenPostgresOptions, type PgDb } from "./open.js";
 import { createPgOrgStore } from "./orgs.js";
+import { createPgPrivacyStore } from "./privacy.js";
 import { createOutboxSignal, type OutboxSignal } from "./outbox-signal.js";
 import { createPgOutboxStore } from "./outbox.js";
 import { createPgRateLimitStore } from "./rate-limits.js";
@@ -80,6 +81,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     outbox: createPgOutboxStore(pool, encodeEvent, queued),
     settings: createPgSettingStore(pool),
     leases: createPgLeaseStore(pool),
+    privacy: createPgPrivacyStore(pool),
     widgetBudgets: createPgWidgetBudgetStore(pool),
     idempotency: createPgIdempotencyStore(pool),
     consoleSessions: createPgConsoleSessionStore(pool),

@@ -23,6 +23,8 @@ const update = statement(
 const countPage = statement("leads_count_page", `SELECT count(*)::int AS n FROM leads l WHERE ${FILTERS}`);
 const listPage = statement("leads_list_page", `SELECT ${RECORD} FROM ${FROM} WHERE ${FILTERS} ORDER BY l.created_at DESC, l.id DESC LIMIT $5 OFFSET $6`);
 
+const exportPage = statement("leads_export_page", `SELECT ${RECORD} FROM ${FROM} WHERE ${FILTERS} AND l.id > $5 ORDER BY l.id LIMIT $6`);
+
 export function createPgLeadStore(pool: pg.Pool, encode: OutboxEncoder, onQueued: (deliveries: number) => void): LeadStore {
   return {
     async capture(lead, event) {
@@ -58,6 +60,17 @@ export function createPgLeadStore(pool: pg.Pool, encode: OutboxEncoder, onQueued
       const values = [filter.organization_id, filter.chatbot_id, filter.since, filter.until];
       const [count, rows] = await Promise.all([one<{ n: number }>(pool, countPage, values), all<LeadRecord>(pool, listPage, [...values, limit, offset])]);
       return { total: count!.n, rows };
+    },
+
+    async *exportPages(filter, pageSize) {
+      const values = [filter.organization_id, filter.chatbot_id, filter.since, filter.until];
+      for (let after = 0; ; ) {
+        const rows = await all<LeadRecord>(pool, exportPage, [...values, after, pageSize]);
+        if (rows.length === 0) return;
+        yield rows;
+        if (rows.length < pageSize) return;
+        after = rows.at(-1)!.id;
+      }
     },
   };
 }

@@ -22,6 +22,8 @@ export const organizations = pgTable("organizations", {
   name: text("name").notNull(),
   creditsMonthly: integer("credits_monthly").notNull().default(10_000),
   brandRemoval: boolean("brand_removal").notNull().default(false),
+  /** Conversations inactive (by `last_message_at`) for longer than this many days are deleted; null keeps them. */
+  retentionDays: integer("retention_days"),
   createdAt: createdAt(),
 });
 
@@ -211,6 +213,8 @@ export const webhookDeliveries = pgTable(
     messageId: text("message_id").notNull().unique(),
     event: text("event").notNull(),
     payload: text("payload").notNull(),
+    /** The conversation the payload is about (null for events about none): erasure deletes its deliveries. */
+    conversationId: integer("conversation_id"),
     status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     /**
@@ -223,7 +227,7 @@ export const webhookDeliveries = pgTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt), index("webhook_deliveries_conversation_idx").on(t.conversationId)],
 );
 
 export const documents = pgTable(
@@ -423,4 +427,21 @@ export const consoleSessions = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("console_sessions_last_seen_idx").on(t.lastSeenAt)],
+);
+
+/** What erasure and retention deleted, when and on whose behalf; never the erased personal data itself. */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: id(),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    action: text("action").notNull(),
+    actor: text("actor").notNull(),
+    detail: text("detail").notNull().default("{}"),
+    counts: text("counts").notNull().default("{}"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("audit_log_org_created_idx").on(t.organizationId, t.createdAt)],
 );

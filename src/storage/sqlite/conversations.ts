@@ -43,6 +43,12 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       WHERE ${FILTERS} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
   );
 
+  const exportPage = sqlite.prepare<Record<string, unknown>, ConversationRecord>(
+    `${SELECT} WHERE ${FILTERS} AND c.id > @after ORDER BY c.id LIMIT @limit`,
+  );
+  const visibleOf = sqlite.prepare<[string], MessageRow>(
+    "SELECT * FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?)) AND regenerated = 0 ORDER BY conversation_id, id",
+  );
   const visible = sqlite.prepare<[number], MessageRow>("SELECT * FROM messages WHERE conversation_id = ? AND regenerated = 0 ORDER BY id");
   const countVisible = sqlite.prepare<[number], number>("SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND regenerated = 0").pluck();
   const messageById = sqlite.prepare<[number, number], MessageRow>("SELECT * FROM messages WHERE id = ? AND conversation_id = ?");
@@ -175,6 +181,17 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     },
     async page(filter, { limit, offset }) {
       return { total: countPage.get({ ...filter })!, rows: listPage.all({ ...filter, limit, offset }) };
+    },
+    async *exportPages(filter, pageSize) {
+      for (let after = 0; ; ) {
+        const rows = exportPage.all({ ...filter, status: null, after, limit: pageSize });
+        if (rows.length === 0) return;
+        const byConversation = new Map(rows.map((row) => [row.id, { ...row, messages: [] as MessageRecord[] }]));
+        for (const m of visibleOf.all(JSON.stringify(rows.map((r) => r.id)))) byConversation.get(m.conversation_id)!.messages.push(toMessage(m));
+        yield [...byConversation.values()];
+        if (rows.length < pageSize) return;
+        after = rows.at(-1)!.id;
+      }
     },
     async messages(conversationId) {
       return visible.all(conversationId).map(toMessage);

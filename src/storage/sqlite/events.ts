@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DomainEvent } from "../../core/events.js";
+import { conversationOf, type DomainEvent } from "../../core/events.js";
 import type { OutboxEncoder, RecordedEvent } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
 
@@ -17,8 +17,8 @@ export function createRecorder(sqlite: Sqlite, encode: OutboxEncoder): Recorder 
   const subscribers = sqlite.prepare<[number, string], { id: number }>(
     "SELECT id FROM webhooks WHERE organization_id = ? AND is_active = 1 AND instr(events, ?) > 0",
   );
-  const insert = sqlite.prepare<[number, string, string, string, number, string, string]>(
-    "INSERT INTO webhook_deliveries (webhook_id, message_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+  const insert = sqlite.prepare<[number, string, string, string, number | null, number, string, string]>(
+    "INSERT INTO webhook_deliveries (webhook_id, message_id, event, payload, conversation_id, status, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
   );
 
   return (event) => {
@@ -28,7 +28,8 @@ export function createRecorder(sqlite: Sqlite, encode: OutboxEncoder): Recorder 
     const payload = encode(event.name, event.data);
     const now = new Date();
     const iso = now.toISOString();
-    for (const hook of hooks) insert.run(hook.id, `msg_${randomUUID().replace(/-/g, "")}`, event.name, payload, now.getTime(), iso, iso);
+    const conversationId = conversationOf(event);
+    for (const hook of hooks) insert.run(hook.id, `msg_${randomUUID().replace(/-/g, "")}`, event.name, payload, conversationId, now.getTime(), iso, iso);
     return { event, deliveries: hooks.length };
   };
 }

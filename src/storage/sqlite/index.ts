@@ -13,6 +13,7 @@ import { createKnowledgeStore } from "./knowledge.js";
 import { createLeadStore } from "./leads.js";
 import { openDatabase, type Sqlite } from "./open.js";
 import { createOrgStore } from "./orgs.js";
+import { createPrivacyStore } from "./privacy.js";
 import { createSettingStore } from "./settings.js";
 import { createUserStore } from "./users.js";
 import { createOutboxStore, createWebhookStore } from "./webhooks.js";
@@ -59,6 +60,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       outbox: createOutboxStore(sqlite, record),
       settings: createSettingStore(sqlite),
       leases: createLeaseStore(sqlite),
+      privacy: createPrivacyStore(sqlite),
       idempotency: createIdempotencyStore(sqlite),
       consoleSessions: createConsoleSessionStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite),

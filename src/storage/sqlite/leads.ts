@@ -23,6 +23,8 @@ export function createLeadStore(sqlite: Sqlite, record: Recorder): LeadStore {
   const countPage = sqlite.prepare<Record<string, unknown>, number>(`SELECT COUNT(*) FROM leads l WHERE ${FILTERS}`).pluck();
   const listPage = sqlite.prepare<Record<string, unknown>, LeadRecord>(`${SELECT} WHERE ${FILTERS} ORDER BY l.created_at DESC, l.id DESC LIMIT @limit OFFSET @offset`);
 
+  const exportPage = sqlite.prepare<Record<string, unknown>, LeadRecord>(`${SELECT} WHERE ${FILTERS} AND l.id > @after ORDER BY l.id LIMIT @limit`);
+
   const capture = sqlite.transaction((lead: NewLead, event: EventOf<LeadRecord>) => {
     const id = insert.get({ ...lead });
     const result = byId.get(id!)!;
@@ -42,6 +44,15 @@ export function createLeadStore(sqlite: Sqlite, record: Recorder): LeadStore {
     },
     async page(filter, { limit, offset }) {
       return { total: countPage.get({ ...filter })!, rows: listPage.all({ ...filter, limit, offset }) };
+    },
+    async *exportPages(filter, pageSize) {
+      for (let after = 0; ; ) {
+        const rows = exportPage.all({ ...filter, after, limit: pageSize });
+        if (rows.length === 0) return;
+        yield rows;
+        if (rows.length < pageSize) return;
+        after = rows.at(-1)!.id;
+      }
     },
   };
 }

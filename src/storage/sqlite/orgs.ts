@@ -11,9 +11,10 @@ export function createOrgStore(sqlite: Sqlite): OrgStore {
   );
   const all = sqlite.prepare<[], Row>("SELECT * FROM organizations ORDER BY id");
   const byId = sqlite.prepare<[number], Row>("SELECT * FROM organizations WHERE id = ?");
-  const update = sqlite.prepare<{ id: number; name: string | null; credits: number | null; brand: number | null }, Row>(
+  const update = sqlite.prepare<{ id: number; name: string | null; credits: number | null; brand: number | null; set_retention: number; retention: number | null }, Row>(
     `UPDATE organizations SET name = coalesce(@name, name), credits_monthly = coalesce(@credits, credits_monthly),
-       brand_removal = coalesce(@brand, brand_removal) WHERE id = @id RETURNING *`,
+       brand_removal = coalesce(@brand, brand_removal),
+       retention_days = CASE WHEN @set_retention = 1 THEN @retention ELSE retention_days END WHERE id = @id RETURNING *`,
   );
   const any = sqlite.prepare<[], { x: number }>("SELECT 1 AS x FROM organizations LIMIT 1");
   const brandRemoval = sqlite.prepare<[number], number>("SELECT brand_removal FROM organizations WHERE id = ?").pluck();
@@ -35,6 +36,9 @@ export function createOrgStore(sqlite: Sqlite): OrgStore {
         name: patch.name ?? null,
         credits: patch.credits_monthly ?? null,
         brand: patch.brand_removal === undefined ? null : patch.brand_removal ? 1 : 0,
+        // Null is a value here (no retention), so whether to set it travels apart.
+        set_retention: patch.retention_days === undefined ? 0 : 1,
+        retention: patch.retention_days ?? null,
       });
       return row && toRecord(row);
     },

@@ -14,6 +14,8 @@ export const organizations = sqliteTable("organizations", {
   name: text("name").notNull(),
   creditsMonthly: integer("credits_monthly").notNull().default(10_000),
   brandRemoval: integer("brand_removal", { mode: "boolean" }).notNull().default(false),
+  /** Conversations inactive (by `last_message_at`) for longer than this many days are deleted; null keeps them. */
+  retentionDays: integer("retention_days"),
   createdAt: createdAt(),
 });
 
@@ -203,6 +205,8 @@ export const webhookDeliveries = sqliteTable(
     messageId: text("message_id").notNull().unique(),
     event: text("event").notNull(),
     payload: text("payload").notNull(),
+    /** The conversation the payload is about (null for events about none): erasure deletes its deliveries. */
+    conversationId: integer("conversation_id"),
     status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     /** Epoch milliseconds; the worker picks pending rows whose time has come. */
@@ -212,7 +216,7 @@ export const webhookDeliveries = sqliteTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt), index("webhook_deliveries_conversation_idx").on(t.conversationId)],
 );
 
 export const documents = sqliteTable(
@@ -369,4 +373,25 @@ export const consoleSessions = sqliteTable(
     createdAt: createdAt(),
   },
   (t) => [index("console_sessions_last_seen_idx").on(t.lastSeenAt)],
+);
+
+/** What erasure and retention deleted, when and on whose behalf; never the erased personal data itself. */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    organizationId: integer("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** `visitor_erased` or `retention`. */
+    action: text("action").notNull(),
+    /** Who asked: `key sk_live_…` (a key prefix), `cli …` or `serve (retention)`. */
+    actor: text("actor").notNull(),
+    /** JSON object: what was selected (e.g. `{"selector":"email"}`, `{"retention_days":30,"cutoff":"…"}`). */
+    detail: text("detail").notNull().default("{}"),
+    /** JSON object of rows deleted per kind. */
+    counts: text("counts").notNull().default("{}"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("audit_log_org_created_idx").on(t.organizationId, t.createdAt)],
 );
