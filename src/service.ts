@@ -4,6 +4,7 @@ import { createChat, type Chat } from "./chat/chat.js";
 import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
+import { collectGarbage } from "./core/collect-garbage.js";
 import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./core/config.js";
 import { createConsoleSessions, type ConsoleSessions } from "./core/console-sessions.js";
 import { createConversations, type Conversations } from "./core/conversations.js";
@@ -78,6 +79,13 @@ export interface ChatService {
   health(): Promise<Health>;
   /** Database files that group or others may read or write (SQLite), for operators to fix. */
   exposedFiles(): ExposedFile[];
+  /**
+   * Gives back memory a quiet service can do without, keeping everything loaded
+   * that a reply needs (the render worker stays warm): collects garbage in this
+   * thread and the render worker, and drops the database's caches and memory
+   * map. `chatsvc serve` calls it when no request has come for a while.
+   */
+  releaseMemory(): void;
   /**
    * A random 32-byte secret of this install named `name` (e.g. the widget's
    * token signing key), created on first use. Kept in the database, so it
@@ -193,6 +201,12 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     isEmpty: async () => !(await storage.orgs.any()),
     health: async () => (closed ? { ok: false, reason: "The service is closed" } : health()),
     exposedFiles: () => storage.exposedFiles(),
+    releaseMemory() {
+      if (closed) return;
+      renderer.releaseMemory();
+      storage.releaseMemory();
+      collectGarbage();
+    },
     installSecret: async (name) => Buffer.from(await storage.settings.putIfAbsent(name, randomBytes(32).toString("base64")), "base64"),
     bootstrap: (opts) => bootstrap(service, opts),
     bootstrapIfEmpty: (opts) => bootstrapIfEmpty({ ...service, settings: storage.settings }, opts),

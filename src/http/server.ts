@@ -12,6 +12,7 @@ import { toErrorEnvelope } from "./errors.js";
 import { createHealthHandler, HEALTH_PATH } from "./health.js";
 import { listenOrigins, publicOrigin } from "./own-origins.js";
 import { createRequestHandling } from "./request-guards.js";
+import { whenQuiet } from "./when-quiet.js";
 
 export interface StartServerOptions extends ApiAppOptions {
   /** TCP port; 0 picks a free one. Default 3000. */
@@ -22,6 +23,11 @@ export interface StartServerOptions extends ApiAppOptions {
   requestTimeoutMs?: number;
   /** Longest in-flight requests get to finish on shutdown, in ms. Default 10 000. */
   shutdownTimeoutMs?: number;
+  /**
+   * After this long without a request, in ms, the service gives back memory it can do without
+   * (`service.releaseMemory()`); once per quiet spell. 0 never does. Default 10 000.
+   */
+  releaseMemoryAfterMs?: number;
 }
 
 export interface ServerAppOptions extends ApiAppOptions {
@@ -74,7 +80,7 @@ export function createServerApp(service: ChatService, { ownOrigins, ...options }
  */
 export async function startServer(
   service: ChatService,
-  { port = 3000, host = "127.0.0.1", requestTimeoutMs = 30_000, shutdownTimeoutMs = 10_000, ...appOptions }: StartServerOptions = {},
+  { port = 3000, host = "127.0.0.1", requestTimeoutMs = 30_000, shutdownTimeoutMs = 10_000, releaseMemoryAfterMs = 10_000, ...appOptions }: StartServerOptions = {},
 ): Promise<RunningServer> {
   // The app is built once listening: its own origins depend on the address and port the server got.
   let handle: RequestListener | undefined;
@@ -107,11 +113,14 @@ export async function startServer(
     server.close();
     throw error;
   }
+  // A quiet server keeps what a reply needs loaded (so the next one is as fast as a warm one) and gives back the rest.
+  const stopWatching = releaseMemoryAfterMs > 0 ? whenQuiet(server, releaseMemoryAfterMs, () => service.releaseMemory()) : () => {};
   const displayHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${displayHost}:${actualPort}`,
     port: actualPort,
     async close() {
+      stopWatching();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
       server.closeIdleConnections();

@@ -1,12 +1,18 @@
 // The render worker's entry (built as its own file, `render-worker.js`): renders
 // Markdown to sanitised HTML for the pool in render.ts, one message per reply.
 import { parentPort } from "node:worker_threads";
+import { collectGarbage } from "../core/collect-garbage.js";
 import { loadHtmlRenderer } from "./render-html.js";
 
 /** A job from the pool. */
 export interface RenderJob {
   id: number;
   markdown: string;
+}
+
+/** Sent when the server has been quiet: collect garbage, so the idle worker's heap shrinks. */
+export interface ReleaseMemory {
+  release: true;
 }
 
 /** The answer to a job, or `ready` once the renderer has loaded. */
@@ -23,7 +29,9 @@ const WARM_UP = "# Title\n\n**bold** _em_ `code` [link](https://example.com) <im
 const port = parentPort!;
 const toHtml = await loadHtmlRenderer({ exclusive: true });
 toHtml(WARM_UP);
-port.on("message", ({ id, markdown }: RenderJob) => {
+port.on("message", (message: RenderJob | ReleaseMemory) => {
+  if ("release" in message) return void collectGarbage();
+  const { id, markdown } = message;
   let answer: RenderAnswer;
   try {
     answer = { id, html: toHtml(markdown) };

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { loadHtmlRenderer } from "./render-html.js";
-import type { RenderAnswer, RenderJob } from "./render-worker.js";
+import type { ReleaseMemory, RenderAnswer, RenderJob } from "./render-worker.js";
 
 /** Turns Markdown (model replies, operator messages) into HTML that is safe to insert into a page. */
 export interface Renderer {
@@ -12,6 +12,11 @@ export interface Renderer {
    * `close()`), so a render that follows soon does not wait for jsdom to load.
    */
   warm(): void;
+  /**
+   * Asks the workers to collect their garbage, for a quiet server: their heaps
+   * shrink while jsdom stays loaded, so the next reply does not wait for it.
+   */
+  releaseMemory(): void;
   /** Stops the worker; later renders start a new one. */
   close(): Promise<void>;
   /** Figures for metrics: workers started so far, worker threads alive, renders waiting, and whether renders run in this thread. */
@@ -67,10 +72,11 @@ interface Slot {
  * The worker is kept through idle periods, not stopped: loading jsdom again
  * costs a second or more, which the first reply after a quiet spell would pay
  * whenever the model answers faster than that (the extractive model always
- * does). V8's memory reducer shrinks an idle worker's heap by itself; what
- * stays is jsdom's live state (bench scenario 7 measures idle RSS). Neither
- * forced collections nor replacing the worker at idle gave memory back in
- * measurements, and the first made the next render recompile. A lighter DOM
+ * does). A quiet server calls `releaseMemory()`, and the worker collects its
+ * garbage: V8's memory reducer was meant to shrink an idle heap by itself but
+ * often never started; what stays is jsdom's live state (bench scenario 7
+ * measures idle RSS and the first reply after idling). Replacing the worker at
+ * idle gave no memory back in measurements. A lighter DOM
  * than jsdom under DOMPurify was not taken: DOMPurify is only verified against
  * real browsers and jsdom, and a parser that differs from the browser's is
  * where sanitiser bypasses come from. A render that times
@@ -242,6 +248,11 @@ export function createRenderer({
       if (inline || active || warming) return;
       closed = false;
       active = spawn();
+    },
+    releaseMemory() {
+      for (const slot of [active, warming, ...retiring]) {
+        if (slot?.ready && !slot.stopping) slot.worker.postMessage({ release: true } satisfies ReleaseMemory);
+      }
     },
     stats() {
       return { workersStarted: started, running: [active, warming, ...retiring].filter(Boolean).length, pending: pending(), inThread: inline !== undefined };

@@ -128,6 +128,8 @@ export interface Storage {
   probeWrite(): Promise<void>;
   /** Files of the database that group or others may read or write, for `serve` to warn about. */
   exposedFiles(): ExposedFile[];
+  /** Gives back memory this process holds for the database and can do without while quiet (caches, mappings). */
+  releaseMemory(): void;
   /** Closes the database (pool). Safe to call twice. */
   close(): Promise<void>;
 }

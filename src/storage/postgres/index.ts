@@ -90,6 +90,8 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
       await run(pool, probe, [new Date().toISOString()]);
     },
     exposedFiles: () => [],
+    // The data lives in the server's processes; pooled connections hold little here, and closing them would slow the next request.
+    releaseMemory() {},
     async close() {
       if (closed) return;
       closed = true;

@@ -15,6 +15,9 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
+/** Most of the file SQLite maps into memory, in bytes. */
+export const MMAP_SIZE = 1_073_741_824;
+
 /**
  * Opens (creating if needed, private to its owner) the SQLite file, sets the
  * pragmas every connection needs, and applies pending migrations.
@@ -36,9 +39,9 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // so an erased visitor's text does not linger in the file's free space. Erasure turns on the full mode.
     client.pragma("secure_delete = FAST");
     // Retrieval reads FTS5 posting lists, chunk rows and float vectors for re-scoring: mapping the file
-    // saves a copy per page (10k-chunk retrieval p50 3.6 -> 4.3 ms without it). The pages it touches show
-    // in RSS as file-backed memory (~18 MB idle at 10k chunks), which the kernel reclaims under pressure.
-    client.pragma("mmap_size = 1073741824");
+    // saves a copy per page, which made retrieval measurably faster (bench scenario 2). The pages it touches
+    // show in RSS as file-backed memory; a quiet server unmaps them (`releaseMemory` in index.ts).
+    client.pragma(`mmap_size = ${MMAP_SIZE}`);
     // Only databases from before chunk_embeddings hold a vec0 table, which cannot even be read or dropped
     // without the extension; every other open skips loading it.
     if (client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'").get()) sqliteVec.load(client);
