@@ -21,6 +21,8 @@ export interface RetentionSchedule {
   checkEveryMs?: number;
   /** Where a failed pass is reported; the next check tries again. */
   onError?: (error: unknown) => void;
+  /** Told what each pass this instance ran deleted (organisations with retention set). */
+  onPass?: (results: RetentionResult[]) => void;
 }
 
 export type Retention = ReturnType<typeof createRetention>;
@@ -71,10 +73,11 @@ export function createRetention({ orgs, privacy, leases }: { orgs: OrgStore; pri
     runIfDue,
 
     /** Checks now and then every `checkEveryMs` whether a pass is due (see {@link runIfDue}); `stop()` ends it. */
-    start({ holder, checkEveryMs = 60 * 60 * 1000, onError = (e) => console.error("chatsvc: retention pass failed", e) }: RetentionSchedule): void {
+    start({ holder, checkEveryMs = 60 * 60 * 1000, onError = (e) => console.error("chatsvc: retention pass failed", e), onPass }: RetentionSchedule): void {
       if (timer) return;
       const tick = () => {
         running = runIfDue(holder)
+          .then((results) => results && onPass?.(results))
           .catch(onError)
           .finally(() => {
             running = undefined;

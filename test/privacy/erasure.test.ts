@@ -159,10 +159,17 @@ describe("retention", () => {
     }
   });
 
-  it("runs at most once a day across instances: the lease lets one holder in, then waits a day after a completed pass", async () => {
-    const first = await h.service.retention.runIfDue("instance-a");
-    expect(first).toEqual([]);
+  it("on a schedule, runs a pass at once and then at most once a day across instances (a lease in the database)", async () => {
+    await h.service.orgs.update(acme, { retention_days: 30 });
+    const stale = (await h.service.conversations.start(acme, "demo", {})).conversation_id;
+    await sqlOf(h.service).run("UPDATE conversations SET last_message_at = ? WHERE id = ?", "2001-01-01T00:00:00.000Z", stale);
+    const passed = new Promise<unknown>((resolve, reject) => h.service.retention.start({ holder: "instance-a", onPass: resolve, onError: reject }));
+    expect(await passed).toEqual([expect.objectContaining({ organization_id: acme, deleted: expect.objectContaining({ conversations: 1 }) })]);
+    await h.service.retention.stop();
+    expect(await exists(stale)).toBe(false);
+    // Another instance (or this one again) finds the day's pass done.
     expect(await h.service.retention.runIfDue("instance-b")).toBeUndefined();
     expect(await h.service.retention.runIfDue("instance-a")).toBeUndefined();
+    await h.service.orgs.update(acme, { retention_days: null });
   });
 });

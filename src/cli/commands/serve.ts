@@ -46,6 +46,11 @@ export function registerServe(program: Command): void {
         service.retention.start({
           holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
           onError: (error) => logger.log("error", "retention pass failed", { error: error instanceof Error ? error.message : String(error) }),
+          onPass: (results) => {
+            for (const { organization_id, retention_days, cutoff, deleted } of results) {
+              if (deleted.conversations > 0) logger.log("info", "retention pass", { organization_id, retention_days, cutoff, ...deleted });
+            }
+          },
         });
         process.stdout.write(
           `chatsvc listening on ${server.url} (database ${databaseLabel(service)})\n` +
