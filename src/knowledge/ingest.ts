@@ -151,13 +151,15 @@ async function load(target: LoadTarget, fetching: Required<IngestOptions>): Prom
 
 /**
  * Embeds documents' chunks and writes them in one storage write (one
- * transaction), replacing documents of the same source. Used by ingestion and sync.
+ * transaction), replacing documents of the same source; with `replaceOnly`
+ * (sync) a document removed meanwhile is not written back. Used by ingestion and sync.
  */
 export async function writeDocuments(
   { store, vectors }: Pick<IngestDeps, "store" | "vectors">,
   model: Embedder,
   chatbotId: number,
   batch: PendingDocument[],
+  { replaceOnly = false }: { replaceOnly?: boolean } = {},
 ): Promise<{ added: number; updated: number; chunks: number }> {
   const texts = batch.flatMap((p) => p.chunks.map(embeddingText));
   const embedded = await model.embed(texts);
@@ -179,7 +181,7 @@ export async function writeDocuments(
     },
     chunks: chunks.map((chunk) => ({ heading: chunk.heading, content: chunk.content, vector: embedded[v++]! })),
   }));
-  const written = await store.writeBatch({ chatbot_id: chatbotId, embedder: { spec: model.spec, dimension }, documents, now: nowIso() });
+  const written = await store.writeBatch({ chatbot_id: chatbotId, embedder: { spec: model.spec, dimension }, documents, now: nowIso(), replace_only: replaceOnly });
   vectors.forgetRecord();
   return { ...written, chunks: texts.length };
 }

@@ -64,7 +64,9 @@ export async function syncChatbot(deps: IngestDeps, chatbotId: number, { signal 
       report.failed.push({ ...entry, error: "the page has no text now; kept the stored version" });
       continue;
     }
-    const written = await writeDocuments(deps, model, chatbotId, [{ doc, hash, chunks, fetchedAt }]);
+    // Replace only: a document removed (kb remove) while its page was fetched stays removed.
+    const written = await writeDocuments(deps, model, chatbotId, [{ doc, hash, chunks, fetchedAt }], { replaceOnly: true });
+    if (written.updated === 0) continue;
     report.updated.push(entry);
     report.chunks += written.chunks;
   }

@@ -15,6 +15,8 @@ interface Page {
   etag?: string;
   lastModified?: string;
   status?: number;
+  /** Runs before the page is answered (while the client waits for it). */
+  before?: () => Promise<void>;
 }
 
 interface Seen {
@@ -34,9 +36,10 @@ const others: ChatService[] = [];
 beforeAll(async () => {
   // The page server listens on 127.0.0.1, which URL ingestion refuses unless private networks are allowed.
   h = await startHarness({ ingest: { allowPrivateNetworks: true } });
-  server = await startTestServer((req, res) => {
+  server = await startTestServer(async (req, res) => {
     const path = req.url ?? "/";
     const page = pages.get(path);
+    await page?.before?.();
     const answer = (status: number, headers: Record<string, string> = {}, body = "") => {
       seen.push({ path, status, ifNoneMatch: req.headers["if-none-match"], ifModifiedSince: req.headers["if-modified-since"] });
       res.writeHead(status, headers).end(body);
@@ -170,6 +173,17 @@ describe("kb sync: web documents stay fresh", () => {
     const counts = await botCounts(bot);
     expect(counts.vectors).toBe(counts.chunks);
     expect((await h.service.knowledge.search(bot, "marmalade recipes")).some((c) => c.content.includes("marmalade"))).toBe(false);
+  });
+
+  it("does not bring back a document removed while its page was being fetched", async () => {
+    const bot = await newBot("race");
+    pages.set("/race/page", { body: "Race page about the old ferry timetable." });
+    await h.service.knowledge.ingest(bot, [url("/race/page")]);
+    const [document] = await h.service.knowledge.list(bot);
+    pages.set("/race/page", { body: "Race page about the new ferry timetable.", before: () => h.service.knowledge.remove(bot, document!.id) });
+    expect(await h.service.knowledge.sync(bot)).toMatchObject({ checked: 1, updated: [], removed: [], failed: [], chunks: 0 });
+    expect(await h.service.knowledge.list(bot)).toEqual([]);
+    expect(await botCounts(bot)).toEqual({ chunks: 0, vectors: 0 });
   });
 
   it("ingests the pages a sitemap index lists, without repeats, up to the bound", async () => {

@@ -72,6 +72,8 @@ export interface DocumentBatch {
   embedder: EmbedderRecord;
   documents: { fields: DocumentFields; chunks: NewChunk[] }[];
   now: string;
+  /** Replace documents of these sources only where they still exist (sync): one removed meanwhile stays removed. */
+  replace_only?: boolean;
 }
 
 /** Where a chatbot's vectors stand: new ones have higher chunk ids; `revision` grows when any is removed or replaced. */

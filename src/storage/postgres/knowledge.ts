@@ -96,7 +96,7 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
     documentBySource: (chatbotId, source) => one<{ id: number; content_hash: string }>(pool, bySource, [chatbotId, source]),
     hasDocumentWithHash: async (chatbotId, contentHash) => (await one(pool, byHash, [chatbotId, contentHash])) !== undefined,
 
-    writeBatch: ({ chatbot_id: chatbotId, embedder, documents, now }) =>
+    writeBatch: ({ chatbot_id: chatbotId, embedder, documents, now, replace_only: replaceOnly = false }) =>
       transaction(pool, async (tx) => {
         await lock(tx, chatbotId);
         await run(tx, recordIfAbsent, [EMBEDDER_SETTING, JSON.stringify({ spec: embedder.spec, dimension: embedder.dimension }), now]);
@@ -111,6 +111,8 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
             await run(tx, updateDoc, [existing.id, d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, now, d.etag, d.last_modified, d.fetched_at]);
             documentId = existing.id;
             updated++;
+          } else if (replaceOnly) {
+            continue;
           } else {
             documentId = (
               await one<{ id: number }>(tx, insertDoc, [chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, now, d.etag, d.last_modified, d.fetched_at])

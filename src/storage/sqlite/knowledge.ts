@@ -76,7 +76,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
   };
   const recordEmbedder = (e: EmbedderRecord, now: string) => writeSetting.run(EMBEDDER_SETTING, JSON.stringify({ spec: e.spec, dimension: e.dimension }), now);
 
-  const writeBatch = sqlite.transaction(({ chatbot_id: chatbotId, embedder: used, documents, now }: DocumentBatch) => {
+  const writeBatch = sqlite.transaction(({ chatbot_id: chatbotId, embedder: used, documents, now, replace_only: replaceOnly = false }: DocumentBatch) => {
     if (!embedder()) recordEmbedder(used, now);
     let added = 0;
     let updated = 0;
@@ -89,6 +89,8 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
         updateDoc.run(d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, d.etag, d.last_modified, d.fetched_at, now, existing.id);
         documentId = existing.id;
         updated++;
+      } else if (replaceOnly) {
+        continue;
       } else {
         documentId = insertDocument(chatbotId, d, now);
         added++;
