@@ -60,6 +60,16 @@ it("a later `npx chatsvc serve` stops with its server on Ctrl-C (SIGINT to its p
   }
 });
 
+it("`npx chatsvc serve` killed outright (a process manager's SIGKILL to npx alone) stops its server, which npm's shell outlives", async () => {
+  const run = startNpx(["serve", "--port", "0", "--db", join(dir, "third", "chatsvc.db")]);
+  try {
+    await run.listening;
+    await expectStopsWithServer(run, "SIGKILL");
+  } finally {
+    run.kill();
+  }
+});
+
 function startNpx(args: string[]) {
   // npm's own variables (set when the suite runs under `npm test`) would leak the outer npm's settings into this one.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith("npm_")));
