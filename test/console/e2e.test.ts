@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
@@ -37,7 +37,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () 
     page.on("dialog", (dialog) => dialog.accept());
     const { token } = await h.service.consoleSessions.createLink(email);
     await page.goto(`${h.server.url}/console/#/sign-in/${token}`);
-    await page.getByRole("heading", { name: "Chatbots", level: 1 }).waitFor();
+    await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
     return { context, page, errors };
   }
 
@@ -45,6 +45,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () 
     const { context, page, errors } = await signedIn();
     // The link's token is spent and the session cookie is out of the page's reach.
     expect(await page.evaluate(() => document.cookie)).toBe("");
+    await page.getByRole("link", { name: "Chatbots" }).click();
+    await page.getByRole("heading", { name: "Chatbots", level: 1 }).waitFor();
     expect(await page.getByRole("link", { name: "Chatbots" }).getAttribute("aria-current")).toBe("page");
 
     await page.getByLabel("Name", { exact: true }).fill("Support");
@@ -104,9 +106,31 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () 
     await context.close();
   });
 
+  it("shows the day's conversations on the Overview and exports the leads as CSV", async () => {
+    const started = await h.call("/chatbots/demo/conversations", { json: { visitor_name: "Grace" } });
+    const id = started.body.data.conversation_id;
+    await h.call(`/chatbots/demo/conversations/${id}/leads`, { json: { name: "Grace Hopper", email: "grace@example.com" } });
+    const { context, page, errors } = await signedIn();
+    const conversations = Number(await page.locator(".total", { hasText: "Conversations" }).locator("dd").innerText());
+    expect(conversations).toBeGreaterThanOrEqual(1);
+    await page.getByRole("img", { name: /^Conversations: Conversations \d+/ }).waitFor();
+
+    await page.getByRole("link", { name: "Leads" }).click();
+    await page.getByRole("cell", { name: "Grace Hopper" }).waitFor();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export CSV" }).click()]);
+    const csv = readFileSync(await download.path(), "utf8");
+    expect(csv.split("\r\n")[0]).toContain("email");
+    expect(csv).toContain("grace@example.com");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("a second organisation's user sees none of the first's chatbots, conversations or keys", async () => {
     await h.call("/chatbots/demo/conversations", { json: { visitor_name: "Ada" } });
     const { context, page, errors } = await signedIn(other.user.email, { width: 390, height: 844 });
+    expect(await page.locator(".total", { hasText: "Conversations" }).locator("dd").innerText()).toBe("0");
+    await page.getByRole("link", { name: "Chatbots" }).click();
+    await page.getByRole("heading", { name: "Chatbots", level: 1 }).waitFor();
     const bots = page.locator("tbody tr");
     expect(await bots.allInnerTexts()).toEqual([expect.stringContaining(other.chatbot.name)]);
     // At 390 px the page does not scroll sideways (screen-reader text in a table once widened it).

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, whenSignedOut } from "./api.js";
 import { Loading } from "./ui.js";
 import { SignIn } from "./pages/sign-in.js";
+import { OverviewPage } from "./pages/overview.js";
 import { ChatbotsPage } from "./pages/chatbots.js";
 import { KnowledgePage } from "./pages/knowledge.js";
 import { ConversationsPage, TranscriptPage } from "./pages/conversations.js";
@@ -19,6 +20,7 @@ export interface Me {
 }
 
 const NAV = [
+  ["overview", "Overview"],
   ["chatbots", "Chatbots"],
   ["knowledge", "Knowledge"],
   ["conversations", "Conversations"],
@@ -56,14 +58,14 @@ function App() {
         token={route[0] === "sign-in" ? route[1] : undefined}
         onSignedIn={(user) => {
           setMe(user);
-          location.hash = "#/chatbots";
+          location.hash = "#/overview";
         }}
       />
     );
   }
   if (me === undefined) return <Loading />;
 
-  const [page = "chatbots", arg] = route;
+  const [page = "overview", arg] = route;
   const signOut = async () => {
     await call("session", { method: "DELETE" }).catch(() => {});
     setMe(null);
@@ -94,6 +96,7 @@ function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {page === "overview" && <OverviewPage />}
         {page === "chatbots" && <ChatbotsPage slug={arg} />}
         {page === "knowledge" && <KnowledgePage slug={arg} />}
         {page === "conversations" && (arg ? <TranscriptPage id={Number(arg)} /> : <ConversationsPage />)}

@@ -40,7 +40,19 @@ export function ConversationsPage() {
 
   return (
     <>
-      <PageTitle>Conversations</PageTitle>
+      <PageTitle
+        actions={
+          <a
+            class="button secondary"
+            href={`api/v1/conversations/export${query({ format: "csv", chatbot: filters.chatbot, since: dayStart(filters.since), until: dayEnd(filters.until) })}`}
+            download="conversations.csv"
+          >
+            Export CSV
+          </a>
+        }
+      >
+        Conversations
+      </PageTitle>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter conversations">
         <BotSelect bots={bots ?? []} value={filters.chatbot} onChange={(v) => set("chatbot", v)} any="All chatbots" />
         <Field label="Status">

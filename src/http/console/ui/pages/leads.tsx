@@ -31,7 +31,16 @@ export function LeadsPage() {
 
   return (
     <>
-      <PageTitle>Leads</PageTitle>
+      <PageTitle
+        actions={
+          // A plain download: the browser sends the session cookie with this same-origin GET.
+          <a class="button secondary" href={`api/v1/leads/export${query({ format: "csv", chatbot: filters.chatbot, since: dayStart(filters.since), until: dayEnd(filters.until) })}`} download="leads.csv">
+            Export CSV
+          </a>
+        }
+      >
+        Leads
+      </PageTitle>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter leads">
         <BotSelect bots={bots ?? []} value={filters.chatbot} onChange={(v) => set("chatbot", v)} any="All chatbots" />
         <Field label="From">
