@@ -88,7 +88,9 @@ async function evaluate(kb: string): Promise<KbFigures> {
     const search = async (q: string) => await service.knowledge.search("demo", q, { k: 6 });
     const ask = async (q: string) => {
       const { conversation_id } = await service.conversations.start(orgId, "demo", {});
-      return (await service.chat.send(orgId, "demo", conversation_id, { message: q })).data;
+      const { data } = await service.chat.send(orgId, "demo", conversation_id, { message: q });
+      if (data.reply === null) throw new Error("the bot did not answer");
+      return data;
     };
 
     const sets = {} as Record<SetName, SetFigures>;

@@ -48,8 +48,22 @@ export interface CreditMeta {
   this_message: number;
 }
 
+/**
+ * `data` of a send-message reply while a person handles the conversation
+ * (`status: "human"`): the visitor's message is stored and nobody answered yet;
+ * the person's reply arrives later as an `agent` message in history.
+ */
+export interface HumanHandledData {
+  reply: null;
+  handled_by: "human";
+  conversation_id: number;
+  /** Id of the visitor's stored message. */
+  user_message_id: number;
+  actions: EventAction[];
+}
+
 export interface ChatReply {
-  data: ReplyData;
+  data: ReplyData | HumanHandledData;
   meta: CreditMeta;
 }
 
@@ -63,6 +77,8 @@ export interface AnswerOptions {
 /** A checked send-message request whose answer has not been generated yet. */
 export interface PendingReply {
   conversationId: number;
+  /** `human` when a person handles the conversation: the answer stores the message, calls no model and charges nothing. */
+  handledBy: "bot" | "human";
   /** Retrieval, the model call, then one transaction storing, charging and firing events. */
   answer(options?: AnswerOptions): Promise<ChatReply>;
 }
@@ -78,8 +94,10 @@ export interface RateInput {
 
 export interface PostMessageInput {
   message: string;
-  /** Default `assistant` (e.g. a human operator's reply). */
-  role?: "user" | "assistant";
+  /** Default `assistant`; `agent` for a person's reply (e.g. after a handoff), `user` for a relayed visitor message. */
+  role?: "user" | "assistant" | "agent";
+  /** Only with `role: "agent"`: the person's name as the visitor sees it. */
+  agent_name?: string | null;
 }
 
 export const MAX_MESSAGE_CHARS = 10_000;
@@ -89,7 +107,11 @@ export const sendSchema = body({ message: text("message", { min: 1, max: MAX_MES
 /** Body of the rate endpoint. */
 export const rateSchema = body({ message_id: id("message_id"), rating: oneOf("rating", ["good", "bad"]) });
 /** Body of the account-level add-message endpoint. */
-export const postSchema = body({ message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }), role: oneOf("role", ["user", "assistant"]).optional() });
+export const postSchema = body({
+  message: text("message", { min: 1, max: MAX_MESSAGE_CHARS }),
+  role: oneOf("role", ["user", "assistant", "agent"]).optional(),
+  agent_name: text("agent_name", { min: 1, max: 100 }).nullish(),
+}).refine((b) => b.agent_name == null || b.role === "agent", { message: "The agent name field is only for agent messages.", path: ["agent_name"] });
 
 const ended = () => ChatsvcError.badRequest("Conversation has already ended");
 
@@ -131,7 +153,10 @@ export function toSources(chunks: RetrievedChunk[]): Source[] {
 
 /** Earlier turns as a model sees them: plain text, regenerated replies left out, before message `beforeId`. */
 function toPrompt(rows: MessageRecord[], beforeId = Number.MAX_SAFE_INTEGER): PromptMessage[] {
-  return rows.filter((row) => row.id < beforeId).map((row) => ({ role: row.role, content: row.role === "assistant" ? toPlainText(row.content) : row.content }));
+  // A person's replies are the service's side of the conversation too: the model sees them as assistant turns.
+  return rows
+    .filter((row) => row.id < beforeId)
+    .map((row) => (row.role === "user" ? { role: "user", content: row.content } : { role: "assistant", content: toPlainText(row.content) }));
 }
 
 const toActions = (recorded: RecordedEvent[]): EventAction[] => recorded.map(({ event, deliveries }) => ({ type: "webhook", event: event.name, deliveries }));
@@ -267,15 +292,42 @@ export function createChat(deps: ChatDeps) {
     created_at: nowIso(),
   });
 
+  /**
+   * A visitor message while a person handles the conversation: stored with its
+   * `message_received`, and nothing else (no retrieval, no model, no charge).
+   */
+  const forPerson = (organizationId: number, bot: Chatbot, conversationId: number, message: string, receivedAt: string): PendingReply => ({
+    conversationId,
+    handledBy: "human",
+    async answer(options = {}) {
+      const ref: ConversationRef = { id: conversationId, chatbot_id: bot.id, signal: options.signal };
+      const stored = await store.storeMessage(ref, { role: "user", content: message, created_at: receivedAt }, ({ conversation: fresh, message: row }) => ({
+        name: "message_received",
+        organizationId,
+        data: { id: row.id, conversation_id: fresh.id, session_id: fresh.session_id, role: "user", content: message, agent: agentOf(fresh), created_at: row.created_at },
+      }));
+      if ("refused" in stored) throw refusal(bot, ref, stored);
+      events.publish(stored.events);
+      const status = await credits.status(organizationId);
+      return {
+        data: { reply: null, handled_by: "human", conversation_id: conversationId, user_message_id: stored.result.message.id, actions: toActions(stored.events) },
+        meta: { credits_used: status.credits_used, credits_max: status.credits_max, credits_remaining: status.credits_remaining, this_message: 0 },
+      };
+    },
+  });
+
   const prepare = async (organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined): Promise<PendingReply> => {
     const { bot, conversation } = await openConversation(organizationId, slug, conversationId);
     const { message } = parse(sendSchema, input);
     if (conversation.ended_at !== null) throw ended();
+    // Who answers is decided as the message arrives: a takeover while a reply is being generated lets that reply through.
+    if (conversation.handling === "human") return forPerson(organizationId, bot, conversation.id, message, nowIso());
     const cost = creditCost(config, specOf(bot));
     await credits.assertAvailable(organizationId, cost);
     const receivedAt = nowIso();
     return {
       conversationId: conversation.id,
+      handledBy: "bot",
       async answer(options = {}) {
         const history = toPrompt(await store.messages(conversation.id));
         const generated = await generate(bot, conversation.id, message, history, options);
@@ -312,7 +364,7 @@ export function createChat(deps: ChatDeps) {
      */
     prepare,
 
-    /** Sends a visitor message and answers it. */
+    /** Sends a visitor message and answers it (or, while a person handles the conversation, only stores it). */
     async send(organizationId: number, slug: string, conversationId: number, input: SendMessageInput | undefined, options: AnswerOptions = {}): Promise<ChatReply> {
       return (await prepare(organizationId, slug, conversationId, input)).answer(options);
     },
@@ -327,6 +379,7 @@ export function createChat(deps: ChatDeps) {
       const [old, rows] = await Promise.all([store.findMessage(conversation.id, messageId), store.messages(conversation.id)]);
       if (!old || old.role !== "assistant" || old.regenerated) throw ChatsvcError.notFound("Message not found");
       if (conversation.ended_at !== null) throw ended();
+      if (conversation.handling === "human") throw ChatsvcError.badRequest("A person handles this conversation: the bot does not answer until it is released");
       if (rows.findLast((row) => row.role === "assistant")?.id !== old.id) throw ChatsvcError.badRequest("Only the latest reply can be regenerated");
       const earlier = toPrompt(rows, old.id);
       const questionAt = earlier.findLastIndex((m) => m.role === "user");
@@ -356,21 +409,23 @@ export function createChat(deps: ChatDeps) {
 
     /**
      * Account level: adds a message without calling a model (an operator's
-     * reply, or a visitor message relayed from elsewhere). Assistant text is
-     * Markdown, rendered and sanitised like model replies; a `user` message
-     * fires `message_received`. Not charged.
+     * reply, a person's `agent` reply, or a visitor message relayed from
+     * elsewhere). Assistant and agent text is Markdown, rendered and sanitised
+     * like model replies (agent replies never carry the branding element); a
+     * `user` message fires `message_received`. Not charged. Posting does not
+     * change who answers the visitor: see `conversations.handOff`.
      */
     async post(organizationId: number, conversationId: number, input: PostMessageInput | undefined): Promise<Message> {
       const conversation = await conversations.ofOrganization(organizationId, conversationId);
-      const { message, role = "assistant" } = parse(postSchema, input);
+      const { message, role = "assistant", agent_name: agentName } = parse(postSchema, input);
       if (conversation.ended_at !== null) throw ended();
-      const content = role === "assistant" ? await renderer.render(message) : message;
+      const content = role === "user" ? message : await renderer.render(message);
       if (content === "") throw ChatsvcError.validation({ message: ["The message field has no content once unsafe HTML is removed."] });
       const ref: ConversationRef = { id: conversation.id, organization_id: organizationId };
       const [stored, brandingRequired] = await Promise.all([
         store.storeMessage(
           ref,
-          { role, content, created_at: nowIso() },
+          { role, content, agent_name: role === "agent" ? (agentName ?? null) : null, created_at: nowIso() },
           role === "user"
             ? ({ conversation: fresh, message: row }) => ({
                 name: "message_received",

@@ -6,7 +6,7 @@
 /** Field name -> human-readable messages, as sent in a 422 envelope's `errors`. */
 export type FieldErrors = Record<string, string[]>;
 
-export type EventName = "lead_captured" | "conversation_started" | "conversation_ended" | "message_received" | "budget_exhausted";
+export type EventName = "lead_captured" | "conversation_started" | "conversation_ended" | "message_received" | "budget_exhausted" | "handoff_requested";
 
 /** `GET /auth/test` data: the account the key belongs to. */
 export interface AccountInfo {
@@ -60,6 +60,8 @@ export interface ChatbotDetail extends ChatbotListItem {
   has_knowledge_base: boolean;
   appearance: Appearance;
   branding: Branding;
+  /** Whether visitors may ask for a person (the widget shows a button for it). */
+  handoff_enabled: boolean;
 }
 
 /** A knowledge source a reply drew from. */
@@ -78,9 +80,12 @@ export interface Source {
 /** A message as history shows it. */
 export interface Message {
   id: number;
-  role: "user" | "assistant";
-  /** Plain text for `user` (escape before rendering); sanitised HTML for `assistant`, with branding when required. */
+  /** `agent`: a person's reply, sent by an operator while (or after) the conversation was handed to people. */
+  role: "user" | "assistant" | "agent";
+  /** Plain text for `user` (escape before rendering); sanitised HTML for `assistant` (with branding when required) and `agent` (never branded). */
   content: string;
+  /** Only on `agent` messages: the person who wrote it, when the operator named them (else null). */
+  agent_name?: string | null;
   sources: Source[];
   created_at: string;
 }
@@ -107,6 +112,20 @@ export interface ReplyData {
   response_ms: number;
 }
 
+/**
+ * `data` of a send-message reply while a person handles the conversation
+ * (`status: "human"`): the visitor's message is stored and nobody answered yet;
+ * the person's reply arrives later as an `agent` message in history.
+ */
+export interface HumanHandledData {
+  reply: null;
+  handled_by: "human";
+  conversation_id: number;
+  /** Id of the visitor's stored message. */
+  user_message_id: number;
+  actions: EventAction[];
+}
+
 /** `meta` of a send-message reply: the organisation's credits after this message. */
 export interface CreditMeta {
   credits_used: number;
@@ -122,8 +141,10 @@ export interface RateInput {
 
 export interface PostMessageInput {
   message: string;
-  /** Default `assistant` (e.g. a human operator's reply). */
-  role?: "user" | "assistant";
+  /** Default `assistant`; `agent` for a person's reply (e.g. after a handoff), `user` for a relayed visitor message. */
+  role?: "user" | "assistant" | "agent";
+  /** Only with `role: "agent"`: the person's name as the visitor sees it. */
+  agent_name?: string | null;
 }
 
 /** What list endpoints accept; numbers may come as query-string digits. */
@@ -180,6 +201,8 @@ export interface ConversationHistory {
   visitor_name: string | null;
   visitor_email: string | null;
   is_ended: boolean;
+  /** `active` (the bot answers), `human` (a person answers; the bot stays silent) or `ended`. */
+  status: ConversationStatus;
   source: string;
   started_at: string;
   last_message_at: string;
@@ -188,11 +211,14 @@ export interface ConversationHistory {
   messages: Message[];
 }
 
+export type ConversationStatus = "active" | "human" | "ended";
+
 /** A conversation as the account-level endpoints list it: the webhook shape plus state. */
 export interface ConversationRecord {
   id: number;
   session_id: string;
-  status: "active" | "ended";
+  /** `human` while a person answers instead of the bot. */
+  status: "active" | "human" | "ended";
   source: string;
   source_url: string | null;
   agent: AgentRef;
@@ -204,6 +230,10 @@ export interface ConversationRecord {
   ended_at: string | null;
   last_message_at: string;
   message_count: number;
+  /** The first time the conversation went to a person (operator takeover or visitor request); never cleared. */
+  handed_off_at: string | null;
+  /** Why it went to a person the last time, when someone said. */
+  handoff_reason: string | null;
 }
 
 export interface ConversationDetail extends ConversationRecord {
@@ -211,7 +241,21 @@ export interface ConversationDetail extends ConversationRecord {
 }
 
 export interface ConversationListQuery extends PageQuery {
-  status?: "active" | "ended";
+  status?: ConversationStatus;
+}
+
+export interface HandoffInput {
+  /** Why the conversation goes to a person (shown to operators, sent in `handoff_requested`). */
+  reason?: string | null;
+}
+
+/** What a visitor's request for a person answers (chatbot API). */
+export interface HandoffRequested {
+  conversation_id: number;
+  status: "human";
+  handed_off_at: string;
+  /** One entry per event fired: empty when the conversation was already with a person. */
+  actions: { type: "webhook"; event: EventName; deliveries: number }[];
 }
 
 /** What ending a conversation answers. */

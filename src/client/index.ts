@@ -26,6 +26,9 @@ import type {
   RegisteredWebhookData,
   RegisterWebhookInput,
   ReplyData,
+  HumanHandledData,
+  HandoffInput,
+  HandoffRequested,
   StartConversationInput,
   StartedConversation,
   WidgetBudget,
@@ -136,7 +139,7 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     );
     if (res.ok && res.headers.get("idempotency-replayed") === "true") {
       // A replay is the stored JSON envelope of the first answer, not a stream.
-      const done = (await readJson(res)) as OkWithMeta<ReplyData, CreditMeta>;
+      const done = (await readJson(res)) as OkWithMeta<ReplyData | HumanHandledData, CreditMeta>;
       yield { type: "done", data: done.data, meta: done.meta };
       return;
     }
@@ -147,7 +150,7 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       const payload = JSON.parse(data) as Record<string, unknown>;
       if (event === "delta") yield { type: "delta", text: String(payload.text ?? "") };
       else if (event === "done") {
-        const done = payload as unknown as OkWithMeta<ReplyData, CreditMeta>;
+        const done = payload as unknown as OkWithMeta<ReplyData | HumanHandledData, CreditMeta>;
         yield { type: "done", data: done.data, meta: done.meta };
         return;
       } else if (event === "error") {
@@ -205,9 +208,12 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       /** Opens a conversation; keep `conversation_id`. */
       startConversation: (slug: string, visitor: StartConversationInput = {}, options?: IdempotentOptions) =>
         call<Ok<StartedConversation>>("POST", `${chatbotPath(slug)}/conversations`, { ...options, body: visitor }),
-      /** Sends a visitor message; `data.reply` is HTML to render unmodified, `meta` the credits left. */
+      /**
+       * Sends a visitor message; `data.reply` is HTML to render unmodified, `meta` the credits left.
+       * While a person handles the conversation `data.reply` is null (`handled_by: "human"`): show their `agent` replies from history.
+       */
       send: (slug: string, conversationId: number, message: string, options?: IdempotentOptions) =>
-        call<OkWithMeta<ReplyData, CreditMeta>>("POST", chatbotPath(slug, conversationId, "/messages"), { ...options, body: { message } }),
+        call<OkWithMeta<ReplyData | HumanHandledData, CreditMeta>>("POST", chatbotPath(slug, conversationId, "/messages"), { ...options, body: { message } }),
       stream,
       /** Rates an assistant message; rating it again replaces the rating. */
       rate: (slug: string, conversationId: number, messageId: number, rating: "good" | "bad", options?: RequestOptions) =>
@@ -227,6 +233,9 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       /** Sets widget budgets: a number (0 for no limit) or null for the server's default; fields left out stay. */
       setWidgetBudget: (slug: string, input: WidgetBudgetInput, options?: RequestOptions) =>
         call<Ok<WidgetBudget>>("PUT", chatbotPath(slug, undefined, "/widget-budget"), { ...options, body: input }),
+      /** The visitor asks for a person: the bot stops answering; fires `handoff_requested` (once per handoff). */
+      requestHandoff: (slug: string, conversationId: number, input: HandoffInput = {}, options?: RequestOptions) =>
+        call<Ok<HandoffRequested>>("POST", chatbotPath(slug, conversationId, "/handoff"), { ...options, body: input }),
       /** Stores the visitor's contact details (at least one of name, email, phone). */
       submitLead: (slug: string, conversationId: number, lead: LeadInput, options?: IdempotentOptions) =>
         call<Ok<CapturedLead>>("POST", chatbotPath(slug, conversationId, "/leads"), { ...options, body: lead }),
@@ -234,9 +243,17 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     conversations: {
       list: (query: ConversationListQuery = {}, options?: RequestOptions) => call<PageOf<ConversationRecord>>("GET", "/conversations", { ...options, query }),
       get: (id: number, options?: RequestOptions) => call<Ok<ConversationDetail>>("GET", `/conversations/${idSegment(id)}`, options),
-      /** Adds a message without an AI call: an operator's reply (default role `assistant`, Markdown) or a relayed visitor message. */
+      /**
+       * Adds a message without an AI call: a person's reply (`role: "agent"`, optional `agent_name`, Markdown, never branded),
+       * an operator's reply in the bot's name (default role `assistant`) or a relayed visitor message.
+       */
       addMessage: (id: number, input: PostMessageInput, options?: IdempotentOptions) =>
         call<Ok<Message>>("POST", `/conversations/${idSegment(id)}/messages`, { ...options, body: input }),
+      /** A person takes the conversation over (`status: "human"`): the bot stays silent until `release`. Idempotent. */
+      handoff: (id: number, input: HandoffInput = {}, options?: RequestOptions) =>
+        call<Ok<ConversationRecord>>("POST", `/conversations/${idSegment(id)}/handoff`, { ...options, body: input }),
+      /** Gives the conversation back to the bot (`status: "active"`). Idempotent. */
+      release: (id: number, options?: RequestOptions) => call<Ok<ConversationRecord>>("POST", `/conversations/${idSegment(id)}/release`, options),
       /** Ends the conversation; a 400 when it had already ended. */
       end: (id: number, options?: RequestOptions) => call<Ok<EndedConversation>>("POST", `/conversations/${idSegment(id)}/end`, options),
       /**

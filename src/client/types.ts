@@ -1,4 +1,4 @@
-import type { CreditMeta, PageLinks, PageMeta, ReplyData } from "./api-types.js";
+import type { CreditMeta, HumanHandledData, PageLinks, PageMeta, ReplyData } from "./api-types.js";
 
 /** A successful answer: the envelope with its `data`. */
 export interface Ok<D> {
@@ -18,8 +18,11 @@ export interface PageOf<T> extends Ok<T[]> {
   links: PageLinks;
 }
 
-/** An event of a streamed reply: pieces of text as the model writes them (Markdown), then the full answer. */
-export type ReplyStreamEvent = { type: "delta"; text: string } | { type: "done"; data: ReplyData; meta: CreditMeta };
+/**
+ * An event of a streamed reply: pieces of text as the model writes them (Markdown), then the full answer
+ * (no pieces and `data.reply` null while a person handles the conversation).
+ */
+export type ReplyStreamEvent = { type: "delta"; text: string } | { type: "done"; data: ReplyData | HumanHandledData; meta: CreditMeta };
 
 /** Options every call takes. */
 export interface RequestOptions {

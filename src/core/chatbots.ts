@@ -35,6 +35,8 @@ export interface ChatbotDetail extends ChatbotListItem {
   has_knowledge_base: boolean;
   appearance: Appearance;
   branding: Branding;
+  /** Whether visitors may ask for a person (the widget shows a button for it). */
+  handoff_enabled: boolean;
 }
 
 /** Everything stored about a chatbot, for owners (CLI, library). */
@@ -49,6 +51,8 @@ export interface Chatbot extends ChatbotListItem {
   model: string | null;
   instructions: string;
   allowed_origins: string[];
+  /** Whether visitors may ask for a person (the widget shows a button for it). */
+  handoff_enabled: boolean;
   updated_at: string;
 }
 
@@ -120,6 +124,7 @@ const configShape = {
     .nullable(),
   instructions: text("instructions", { max: 20_000 }),
   allowed_origins: z.array(origin, { error: "The allowed origins field must be a list of origins." }).max(50),
+  handoff_enabled: z.boolean({ error: "The handoff enabled field must be a boolean." }),
 };
 
 const createSchema = z.object({
@@ -139,6 +144,7 @@ const createSchema = z.object({
   model: configShape.model.optional(),
   instructions: configShape.instructions.optional(),
   allowed_origins: configShape.allowed_origins.optional(),
+  handoff_enabled: configShape.handoff_enabled.optional(),
 });
 
 const updateSchema = z.object(configShape).partial();
@@ -167,6 +173,7 @@ function toChatbot(row: ChatbotRecord): Chatbot {
     model: row.model,
     instructions: row.instructions,
     allowed_origins: safeJson<string[]>(row.allowed_origins, []),
+    handoff_enabled: row.handoff_enabled,
   };
 }
 
@@ -215,6 +222,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
       has_knowledge_base: hasKnowledge,
       appearance: bot.appearance,
       branding,
+      handoff_enabled: bot.handoff_enabled,
     };
   };
 
@@ -248,6 +256,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
         model: data.model ?? null,
         instructions: data.instructions ?? "",
         allowed_origins: JSON.stringify(data.allowed_origins ?? []),
+        handoff_enabled: data.handoff_enabled ?? false,
         created_at: now,
         updated_at: now,
       });
@@ -272,6 +281,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
         if (data.appearance !== undefined) patch.appearance = JSON.stringify({ ...toChatbot(current).appearance, ...data.appearance });
         if (data.model !== undefined) patch.model = data.model;
         if (data.instructions !== undefined) patch.instructions = data.instructions;
+        if (data.handoff_enabled !== undefined) patch.handoff_enabled = data.handoff_enabled;
         if (data.allowed_origins !== undefined) patch.allowed_origins = JSON.stringify(data.allowed_origins.map((o) => o.replace(/\/$/, "")));
         return patch;
       });

@@ -3,10 +3,10 @@ import { z } from "zod";
 import type { Chatbot, Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
 import { ChatsvcError } from "./errors.js";
-import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus } from "./events.js";
+import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus, EventName } from "./events.js";
 import type { Message, Messages } from "./messages.js";
 import { checkRange, DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
-import type { ConversationRecord as StoredConversation, ConversationStore, EndedRecord, ListFilter } from "./storage/index.js";
+import type { ConversationRecord as StoredConversation, ConversationRef, ConversationStore, EndedRecord, HandlingChange, ListFilter, RecordedEvent, TurnRefusal } from "./storage/index.js";
 import { body, containsNul, email, noNul, oneOf, parse, text } from "./validation.js";
 
 /**
@@ -49,6 +49,8 @@ export interface ConversationHistory {
   visitor_name: string | null;
   visitor_email: string | null;
   is_ended: boolean;
+  /** `active` (the bot answers), `human` (a person answers; the bot stays silent) or `ended`. */
+  status: ConversationStatus;
   source: string;
   started_at: string;
   last_message_at: string;
@@ -57,6 +59,8 @@ export interface ConversationHistory {
   messages: Message[];
 }
 
+export type ConversationStatus = ConversationPayload["status"];
+
 /** A conversation as the account-level endpoints list it: the webhook shape plus state. */
 export interface ConversationRecord extends ConversationPayload {
   visitor_id: string | null;
@@ -64,6 +68,10 @@ export interface ConversationRecord extends ConversationPayload {
   ended_at: string | null;
   last_message_at: string;
   message_count: number;
+  /** The first time the conversation went to a person (operator takeover or visitor request); never cleared. */
+  handed_off_at: string | null;
+  /** Why it went to a person the last time, when someone said. */
+  handoff_reason: string | null;
 }
 
 export interface ConversationDetail extends ConversationRecord {
@@ -80,7 +88,27 @@ export interface EndedConversation {
 }
 
 export interface ConversationListQuery extends PageQuery {
-  status?: "active" | "ended";
+  status?: ConversationStatus;
+}
+
+export interface HandoffInput {
+  /** Why the conversation goes to a person (shown to operators, sent in `handoff_requested`). */
+  reason?: string | null;
+}
+
+/** What a visitor's request for a person answers (chatbot API). */
+export interface HandoffRequested {
+  conversation_id: number;
+  status: "human";
+  handed_off_at: string;
+  /** One entry per event fired: empty when the conversation was already with a person. */
+  actions: { type: "webhook"; event: EventName; deliveries: number }[];
+}
+
+/** How a visitor's request for a person was made. */
+export interface HandoffRequestOptions {
+  /** The widget asks only for chatbots whose `handoff_enabled` is on (the API key's owner may always ask). */
+  requireEnabled?: boolean;
 }
 
 /** A stored conversation with the chatbot facts every payload needs. */
@@ -106,9 +134,12 @@ export const startSchema = body({
     .nullish(),
 });
 
+/** Body of the handoff endpoints (optional). */
+export const handoffSchema = body({ reason: optional(text("reason", { max: 1000 })) });
+
 /** Query of `GET /conversations`. */
 export const listSchema = z.object(
-  { ...pageQueryShape, status: oneOf("status", ["active", "ended"]).optional() },
+  { ...pageQueryShape, status: oneOf("status", ["active", "human", "ended"]).optional() },
   { error: "The query must be an object." },
 );
 
@@ -123,7 +154,7 @@ export function toConversationPayload(row: ConversationRow): ConversationPayload
   return {
     id: row.id,
     session_id: row.session_id,
-    status: row.ended_at === null ? "active" : "ended",
+    status: statusOf(row),
     source: row.source,
     source_url: row.source_url,
     agent: agentOf(row),
@@ -132,6 +163,10 @@ export function toConversationPayload(row: ConversationRow): ConversationPayload
     created_at: row.started_at,
   };
 }
+
+/** `ended` once ended, else who answers: `human` or `active` (the bot). */
+export const statusOf = (row: Pick<ConversationRow, "ended_at" | "handling">): ConversationStatus =>
+  row.ended_at !== null ? "ended" : row.handling === "human" ? "human" : "active";
 
 export type Conversations = ReturnType<typeof createConversations>;
 
@@ -148,7 +183,14 @@ const toRecord = (row: ConversationRow, messageCount: number): ConversationRecor
   ended_at: row.ended_at,
   last_message_at: row.last_message_at,
   message_count: messageCount,
+  handed_off_at: row.handed_off_at,
+  handoff_reason: row.handoff_reason,
 });
+
+const ended = () => ChatsvcError.badRequest("Conversation has already ended");
+
+/** The error for a handling change the storage refused after re-checking inside its transaction. */
+const handlingRefusal = (refused: TurnRefusal): ChatsvcError => (refused.refused === "ended" ? ended() : ChatsvcError.notFound("Conversation not found"));
 
 const toEnded = ({ conversation: row, message_count }: Omit<EndedRecord, "closed_here">): EndedConversation => ({
   message: "Conversation ended",
@@ -201,6 +243,16 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     return ended.result;
   };
 
+  /** Account level: moves the conversation to `handling` (idempotent); 400 once ended. */
+  const setHandlingById = async (organizationId: number, id: number, change: Omit<HandlingChange, "at">): Promise<ConversationRecord> => {
+    const row = await ofOrganization(organizationId, id);
+    if (row.ended_at !== null) throw ended();
+    const ref: ConversationRef = { id: row.id, organization_id: organizationId };
+    const changed = await store.setHandling(ref, { ...change, at: nowIso() });
+    if ("refused" in changed) throw handlingRefusal(changed);
+    return toRecord(changed.result.conversation, await store.countMessages(row.id));
+  };
+
   return {
     ofChatbot,
     ofOrganization,
@@ -247,6 +299,7 @@ export function createConversations(store: ConversationStore, { chatbots, messag
         visitor_name: row.visitor_name,
         visitor_email: row.visitor_email,
         is_ended: row.ended_at !== null,
+        status: statusOf(row),
         source: row.source,
         started_at: row.started_at,
         last_message_at: row.last_message_at,
@@ -266,10 +319,49 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     /** Account level: ends the conversation; 400 when it has already ended. */
     async endById(organizationId: number, id: number): Promise<EndedConversation> {
       const row = await ofOrganization(organizationId, id);
-      if (row.ended_at !== null) throw ChatsvcError.badRequest("Conversation has already ended");
-      const ended = await close(row);
-      if (!ended.closed_here) throw ChatsvcError.badRequest("Conversation has already ended");
-      return toEnded(ended);
+      if (row.ended_at !== null) throw ended();
+      const closed = await close(row);
+      if (!closed.closed_here) throw ended();
+      return toEnded(closed);
+    },
+
+    /**
+     * Account level: a person takes the conversation over (`status: "human"`): the
+     * bot stops answering until {@link release}. Idempotent; 400 once ended.
+     * `handed_off_at` is set the first time only.
+     */
+    async handOff(organizationId: number, id: number, input?: HandoffInput): Promise<ConversationRecord> {
+      const { reason } = parse(handoffSchema, input ?? {});
+      return setHandlingById(organizationId, id, { handling: "human", reason: reason ?? null });
+    },
+
+    /** Account level: gives the conversation back to the bot (`status: "active"`). Idempotent; 400 once ended. */
+    async release(organizationId: number, id: number): Promise<ConversationRecord> {
+      return setHandlingById(organizationId, id, { handling: "bot" });
+    },
+
+    /**
+     * Chatbot endpoints: the visitor asks for a person. The conversation goes to
+     * people (`status: "human"`: the bot stays silent until an operator releases
+     * it) and `handoff_requested` fires, once per change: asking again while a
+     * person has it answers the same state and fires nothing.
+     */
+    async requestHandoff(organizationId: number, slug: string, id: number, input?: HandoffInput, { requireEnabled = false }: HandoffRequestOptions = {}): Promise<HandoffRequested> {
+      const bot = await chatbots.resolveActive(organizationId, slug);
+      const row = await ofChatbot(bot, id);
+      if (requireEnabled && !bot.handoff_enabled) throw ChatsvcError.forbidden("This chatbot does not offer a person to talk to");
+      const { reason } = parse(handoffSchema, input ?? {});
+      if (row.ended_at !== null) throw ended();
+      const requestedAt = nowIso();
+      const changed = await store.setHandling({ id: row.id, chatbot_id: bot.id }, { handling: "human", reason: reason ?? null, at: requestedAt }, (fresh) => ({
+        name: "handoff_requested",
+        organizationId,
+        data: { ...toConversationPayload(fresh), status: "human", visitor_id: fresh.visitor_id, reason: reason ?? null, handed_off_at: fresh.handed_off_at ?? requestedAt, requested_at: requestedAt },
+      }));
+      if ("refused" in changed) throw handlingRefusal(changed);
+      events.publish(changed.events);
+      const fresh = changed.result.conversation;
+      return { conversation_id: fresh.id, status: "human", handed_off_at: fresh.handed_off_at ?? requestedAt, actions: toActions(changed.events) };
     },
 
     /** Account level: one conversation with its messages. */
@@ -289,6 +381,8 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     },
   };
 }
+
+const toActions = (recorded: RecordedEvent[]): HandoffRequested["actions"] => recorded.map(({ event, deliveries }) => ({ type: "webhook", event: event.name, deliveries }));
 
 /**
  * The filters the account-level lists share, checked: the organisation, the

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from "./storage/events.js";
 import type { BudgetExhaustedPayload } from "./widget-budgets.js";
 
-export const EVENT_NAMES = ["lead_captured", "conversation_started", "conversation_ended", "message_received", "budget_exhausted"] as const;
+export const EVENT_NAMES = ["lead_captured", "conversation_started", "conversation_ended", "message_received", "budget_exhausted", "handoff_requested"] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 /** `agent` in event payloads: the chatbot the event happened with. */
@@ -31,7 +31,8 @@ export interface LeadPayload {
 export interface ConversationPayload {
   id: number;
   session_id: string;
-  status: "active" | "ended";
+  /** `human` while a person answers instead of the bot. */
+  status: "active" | "human" | "ended";
   source: string;
   source_url: string | null;
   agent: AgentRef;
@@ -59,12 +60,24 @@ export interface MessageReceivedPayload {
   created_at: string;
 }
 
+/** `handoff_requested` data: the conversation shape, now handled by a person, and why the visitor asked. */
+export interface HandoffRequestedPayload extends ConversationPayload {
+  status: "human";
+  visitor_id: string | null;
+  /** What the visitor said about why, when they said anything. */
+  reason: string | null;
+  /** The first time the conversation went to a person (earlier than `requested_at` when it went before). */
+  handed_off_at: string;
+  requested_at: string;
+}
+
 export interface EventPayloads {
   lead_captured: LeadPayload;
   conversation_started: ConversationPayload;
   conversation_ended: ConversationEndedPayload;
   message_received: MessageReceivedPayload;
   budget_exhausted: BudgetExhaustedPayload;
+  handoff_requested: HandoffRequestedPayload;
 }
 
 export type DomainEvent = { [N in EventName]: { name: N; organizationId: number; data: EventPayloads[N] } }[EventName];

@@ -18,9 +18,12 @@ export interface Source {
 /** A message as history shows it. */
 export interface Message {
   id: number;
-  role: "user" | "assistant";
-  /** Plain text for `user` (escape before rendering); sanitised HTML for `assistant`, with branding when required. */
+  /** `agent`: a person's reply, sent by an operator while (or after) the conversation was handed to people. */
+  role: "user" | "assistant" | "agent";
+  /** Plain text for `user` (escape before rendering); sanitised HTML for `assistant` (with branding when required) and `agent` (never branded). */
   content: string;
+  /** Only on `agent` messages: the person who wrote it, when the operator named them (else null). */
+  agent_name?: string | null;
   sources: Source[];
   created_at: string;
 }
@@ -46,7 +49,9 @@ export function createMessages(store: ConversationStore, config: Pick<ResolvedCo
   const toMessage = (row: MessageRecord, brandingRequired: boolean): Message => ({
     id: row.id,
     role: row.role,
+    // A person's reply is theirs, not the service's: it never carries the branding element.
     content: row.role === "assistant" ? present(row.content, brandingRequired) : row.content,
+    ...(row.role === "agent" && { agent_name: row.agent_name }),
     sources: parseSources(row.sources),
     created_at: row.created_at,
   });

@@ -44,6 +44,7 @@ export async function runIdempotently(ctx: RouteContext, handler: RouteDefinitio
 function storingReply(pending: PendingReply, start: Exclude<IdempotentStart, { replay: object }>): PendingReply {
   return {
     conversationId: pending.conversationId,
+    handledBy: pending.handledBy,
     async answer(options) {
       try {
         const reply = await pending.answer(options);

@@ -109,7 +109,24 @@ describe("account-level records", () => {
     const list = await h.call("/conversations");
     const record = list.body.data[0];
     expect(Object.keys(record).sort()).toEqual(
-      ["agent", "created_at", "ended_at", "id", "is_ended", "last_message_at", "message_count", "session_id", "source", "source_url", "started_at", "status", "visitor", "visitor_id"].sort(),
+      [
+        "agent",
+        "created_at",
+        "ended_at",
+        "handed_off_at",
+        "handoff_reason",
+        "id",
+        "is_ended",
+        "last_message_at",
+        "message_count",
+        "session_id",
+        "source",
+        "source_url",
+        "started_at",
+        "status",
+        "visitor",
+        "visitor_id",
+      ].sort(),
     );
     expect(record).toMatchObject({ id, status: "active", source: "api", visitor_id: "v1", is_ended: false, message_count: 2, visitor: { name: "Ana", email: null, ip: "127.0.0.1", country: null } });
     const detail = await h.call(`/conversations/${id}`);

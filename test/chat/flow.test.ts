@@ -117,7 +117,7 @@ describe("the spec's typical chat flow", () => {
     expect(history.status).toBe(200);
     const hist = history.body.data;
     expect(Object.keys(hist).sort()).toEqual(
-      ["ended_at", "id", "is_ended", "last_message_at", "message_count", "messages", "source", "started_at", "visitor_email", "visitor_id", "visitor_name"].sort(),
+      ["ended_at", "id", "is_ended", "last_message_at", "message_count", "messages", "source", "started_at", "status", "visitor_email", "visitor_id", "visitor_name"].sort(),
     );
     expect(hist).toMatchObject({ id: conv.conversation_id, visitor_id: "visitor-1", visitor_name: "Ana", visitor_email: "ana@example.com", is_ended: false, source: "api", started_at: conv.started_at, ended_at: null, message_count: 4 });
     expect(hist.last_message_at >= conv.started_at).toBe(true);

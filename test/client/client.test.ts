@@ -43,6 +43,7 @@ describe("the typed client against a real server", () => {
     const { data: started } = await client.chatbots.startConversation("demo", { visitor_id: "v-42" });
     expect(started).toMatchObject({ visitor_id: "v-42", is_ended: false });
     const { data: reply, meta } = await client.chatbots.send("demo", started.conversation_id, "How do I install Widgetron?");
+    if (reply.reply === null) throw new Error("the bot did not answer");
     expect(reply.reply).toMatch(BRANDING);
     expect(reply.cannot_answer).toBe(false);
     expect(meta.this_message).toBe(1);

@@ -38,6 +38,7 @@ it("the client's own copies of the API's shapes equal the server's (checked by t
   expectTypeOf<Client.Source>().toEqualTypeOf<Source>();
   expectTypeOf<Client.Message>().toEqualTypeOf<Message>();
   expectTypeOf<Client.ReplyData>().toEqualTypeOf<Chat.ReplyData>();
+  expectTypeOf<Client.HumanHandledData>().toEqualTypeOf<Chat.HumanHandledData>();
   expectTypeOf<Client.CreditMeta>().toEqualTypeOf<Chat.CreditMeta>();
   expectTypeOf<Client.RateInput>().toEqualTypeOf<Chat.RateInput>();
   expectTypeOf<Client.PostMessageInput>().toEqualTypeOf<Chat.PostMessageInput>();
@@ -50,6 +51,9 @@ it("the client's own copies of the API's shapes equal the server's (checked by t
   expectTypeOf<Client.ConversationRecord>().toEqualTypeOf<Conversations.ConversationRecord>();
   expectTypeOf<Client.ConversationDetail>().toEqualTypeOf<Conversations.ConversationDetail>();
   expectTypeOf<Client.ConversationListQuery>().toEqualTypeOf<Conversations.ConversationListQuery>();
+  expectTypeOf<Client.HandoffInput>().toEqualTypeOf<Conversations.HandoffInput>();
+  expectTypeOf<Client.HandoffRequested>().toEqualTypeOf<Conversations.HandoffRequested>();
+  expectTypeOf<Client.ConversationStatus>().toEqualTypeOf<Conversations.ConversationStatus>();
   expectTypeOf<Client.EndedConversation>().toEqualTypeOf<Conversations.EndedConversation>();
   expectTypeOf<Client.LeadInput>().toEqualTypeOf<Leads.LeadInput>();
   expectTypeOf<Client.LeadUpdateInput>().toEqualTypeOf<Leads.LeadUpdateInput>();

@@ -22,7 +22,9 @@ afterAll(async () => {
 
 async function ask(message: string) {
   const { conversation_id } = await service.conversations.start(org, "demo", {});
-  return (await service.chat.send(org, "demo", conversation_id, { message })).data;
+  const { data } = await service.chat.send(org, "demo", conversation_id, { message });
+  if (data.reply === null) throw new Error("the bot did not answer");
+  return data;
 }
 
 describe("extractive answers on the bundled docs", () => {

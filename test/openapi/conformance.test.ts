@@ -80,7 +80,14 @@ describe("real answers match the documented response schemas", () => {
     await call("getConversation", { params: { id } });
     await call("getConversation", { params: { id: 999_999 } });
     await call("addConversationMessage", { params: { id }, ...json({ message: "An operator says **hi**" }) });
+    await call("requestHandoff", { params: conversation, ...json({ reason: "A person, please" }) });
+    await call("sendMessage", { params: conversation, ...json({ message: "Anyone there?" }) });
+    await call("handOffConversation", { params: { id }, ...json({ reason: "Refund" }) });
+    await call("addConversationMessage", { params: { id }, ...json({ message: "I'm **Ana**, how can I help?", role: "agent", agent_name: "Ana" }) });
+    await call("releaseConversation", { params: { id } });
+    await call("handOffConversation", { params: { id: 999_999 } });
     await call("endConversation", { params: { id } });
+    await call("releaseConversation", { params: { id } });
     await call("endConversation", { params: { id } });
     await call("endChatbotConversation", { params: conversation });
     await call("sendMessage", { params: conversation, ...json({ message: "Still there?" }) });

@@ -53,7 +53,8 @@ describe("the OpenAPI document", () => {
     const send = document.paths["/chatbots/{slug}/conversations/{id}/messages"]!.post as any;
     const ok = send.responses["200"].content["application/json"].schema;
     expect(ok.properties.success).toEqual({ type: "boolean", const: true });
-    expect(ok.properties.data).toEqual({ $ref: "#/components/schemas/Reply" });
+    // The bot's reply, or no reply while a person handles the conversation.
+    expect(ok.properties.data).toEqual({ anyOf: [{ $ref: "#/components/schemas/Reply" }, { $ref: "#/components/schemas/HumanHandledReply" }] });
     expect(ok.properties.meta).toEqual({ $ref: "#/components/schemas/CreditMeta" });
     // One answer type per operation, so a generated client types the reply without a cast; the stream has its own.
     expect(Object.keys(send.responses["200"].content)).toEqual(["application/json"]);

@@ -15,11 +15,14 @@ export interface ChatbotRecord {
   model: string | null;
   instructions: string;
   allowed_origins: string;
+  /** Whether visitors may ask for a person. */
+  handoff_enabled: boolean;
   created_at: string;
   updated_at: string;
 }
 
-export type NewChatbot = Omit<ChatbotRecord, "id">;
+/** `handoff_enabled` defaults to off. */
+export type NewChatbot = Omit<ChatbotRecord, "id" | "handoff_enabled"> & { handoff_enabled?: boolean };
 export type ChatbotPatch = Partial<Omit<ChatbotRecord, "id" | "organization_id" | "slug" | "created_at">>;
 
 /** Every column a {@link ChatbotPatch} may set: engines build one update statement that takes any patch. */
@@ -36,6 +39,7 @@ export const CHATBOT_PATCH_COLUMNS = [
   "model",
   "instructions",
   "allowed_origins",
+  "handoff_enabled",
   "updated_at",
 ] as const satisfies readonly (keyof ChatbotPatch)[];
 

@@ -1,6 +1,8 @@
 import type { Charge, CreditRecord } from "./credits.js";
 import type { EventOf, WithEvents } from "./events.js";
 
+export type Handling = "bot" | "human";
+
 /** A stored conversation with the chatbot facts every payload needs. */
 export interface ConversationRecord {
   id: number;
@@ -19,18 +21,26 @@ export interface ConversationRecord {
   started_at: string;
   last_message_at: string;
   ended_at: string | null;
+  /** Who answers visitors: the bot, or a person (the bot stays silent). */
+  handling: Handling;
+  /** The first time the conversation went to a person; never cleared. */
+  handed_off_at: string | null;
+  /** Why it went to a person the last time, when someone said. */
+  handoff_reason: string | null;
   organization_id: number;
   agent_name: string;
   agent_slug: string;
 }
 
-export type NewConversation = Omit<ConversationRecord, "id">;
+/** A new conversation: the bot answers it, nobody has handed it off yet. */
+export type NewConversation = Omit<ConversationRecord, "id" | "handling" | "handed_off_at" | "handoff_reason">;
 
 /** A stored message (assistant content without branding; `sources` JSON text). */
 export interface MessageRecord {
   id: number;
   conversation_id: number;
-  role: "user" | "assistant";
+  /** `agent`: a person's reply (an operator's), rendered like `assistant` content. */
+  role: "user" | "assistant" | "agent";
   content: string;
   sources: string;
   model: string | null;
@@ -38,11 +48,13 @@ export interface MessageRecord {
   rating: "good" | "bad" | null;
   regenerated: boolean;
   cannot_answer: boolean;
+  /** Who wrote an `agent` message, when the operator named them. */
+  agent_name: string | null;
   created_at: string;
 }
 
 export type NewMessage = Pick<MessageRecord, "role" | "content" | "created_at"> &
-  Partial<Pick<MessageRecord, "sources" | "model" | "response_ms" | "cannot_answer">>;
+  Partial<Pick<MessageRecord, "sources" | "model" | "response_ms" | "cannot_answer" | "agent_name">>;
 
 /** Filters of the account-level lists (conversations, leads). */
 export interface ListFilter {
@@ -54,7 +66,8 @@ export interface ListFilter {
 }
 
 export interface ConversationFilter extends ListFilter {
-  status: "active" | "ended" | null;
+  /** `active` (open, the bot answers), `human` (open, a person answers) or `ended`. */
+  status: "active" | "human" | "ended" | null;
 }
 
 /** A conversation with its visible messages (oldest first), as exports carry it. */
@@ -110,6 +123,20 @@ export interface StoredRegeneration {
 export interface StoredMessage {
   conversation: ConversationRecord;
   message: MessageRecord;
+}
+
+/** A handling change as the storage made it. */
+export interface HandlingChange {
+  handling: Handling;
+  at: string;
+  /** Kept when the conversation goes to a person. */
+  reason?: string | null;
+}
+
+export interface HandledRecord {
+  conversation: ConversationRecord;
+  /** False when the conversation was already handled that way (nothing written, no event). */
+  changed: boolean;
 }
 
 export interface EndedRecord {
@@ -172,5 +199,12 @@ export interface ConversationStore {
    * An operator's (or relayed visitor's) message, one transaction: re-checks the
    * conversation, stores the message, moves `last_message_at`, records `event` when given.
    */
+  /**
+   * Hands the conversation to a person or back to the bot, one transaction:
+   * re-checks it (gone, ended), sets `handling`, sets `handed_off_at` the first
+   * time it goes to a person and keeps the reason; when this call changed the
+   * handling, records `event` (e.g. `handoff_requested`) built from the updated conversation.
+   */
+  setHandling(ref: ConversationRef, change: HandlingChange, event?: EventOf<ConversationRecord>): Promise<WithEvents<HandledRecord> | TurnRefusal>;
   storeMessage(ref: ConversationRef, message: NewMessage, event?: EventOf<{ conversation: ConversationRecord; message: MessageRecord }>): Promise<WithEvents<StoredMessage> | TurnRefusal>;
 }

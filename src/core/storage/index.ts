@@ -22,6 +22,7 @@
  * - conversations.storeRegeneration: re-check + latest-reply check + charge + flag + new reply + `last_message_at`
  *   + the new reply's source citations.
  * - conversations.storeMessage: re-check + the message + `last_message_at` + outbox rows when an event is given.
+ * - conversations.setHandling: re-check + `handling` (and `handed_off_at` the first time) + outbox rows when it changed.
  * - leads.capture: the insert + the `lead_captured` outbox rows.
  * - knowledge.writeBatch: embedder record + every document, chunk, full-text row and vector of the batch.
  * - knowledge.removeDocument: the document with its chunks, full-text rows and vectors.

@@ -1,18 +1,20 @@
 import type { H3Event } from "h3";
 import { z } from "zod";
 import { postSchema, rateSchema, sendSchema } from "../../chat/chat.js";
-import { listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
+import { handoffSchema, listSchema, startSchema, type VisitorContext } from "../../core/conversations.js";
 import {
   conversationDetailSchema,
   conversationHistorySchema,
   conversationRecordSchema,
   creditMetaSchema,
   endedConversationSchema,
+  handoffRequestedSchema,
   messageSchema,
   pageLinksSchema,
   pageMetaSchema,
   ratingSchema,
   replySchema,
+  sendReplySchema,
   startedConversationSchema,
 } from "../schemas/index.js";
 import type { ChatService } from "../../service.js";
@@ -63,6 +65,9 @@ const CONVERSATION_404 = { 404: "The conversation does not exist or belongs to a
 const SEND_ERRORS = { ...SLUG_403, ...CONVERSATION_404, 400: "The conversation has ended", 429: "The organisation's monthly credits are used up" };
 const chatbotConversation = { slug: slugParam, id: idParam("Conversation") };
 const ACCOUNT_CONVERSATION = { 403: "The conversation belongs to another organisation", 404: "The conversation does not exist" };
+const HUMAN_REPLY =
+  " While a person handles the conversation (`status: \"human\"`, see `handOffConversation`) the message is only stored: `data` is a `HumanHandledReply` (`reply: null`, `handled_by: \"human\"`), " +
+  "with no retrieval, no model call and no charge (`meta.this_message` 0); the person's reply arrives later as an `agent` message in history.";
 
 export const conversationRoutes: RouteDefinition[] = [
   {
@@ -91,10 +96,11 @@ export const conversationRoutes: RouteDefinition[] = [
     description:
       "Render `data.reply` as HTML, unmodified: it carries the branding element while branding is required. `meta` has the organisation's credits after this message. " +
       "With `Accept: text/event-stream` this path answers Server-Sent Events instead, exactly as `POST .../messages/stream` does (documented there, so this operation's answer has one type). " +
-      "A 500 stores nothing and charges nothing: retry once. A client that disconnects before the answer is complete (either way) gets nothing stored or charged. Fires `message_received`.",
+      "A 500 stores nothing and charges nothing: retry once. A client that disconnects before the answer is complete (either way) gets nothing stored or charged. Fires `message_received`." +
+      HUMAN_REPLY,
     params: chatbotConversation,
     body: sendSchema,
-    response: { data: replySchema, meta: creditMetaSchema },
+    response: { data: sendReplySchema, meta: creditMetaSchema },
     errors: SEND_ERRORS,
     handler: async ({ event, service, principal, params, body, idempotentReply }) => {
       const pending = await service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never);
@@ -112,11 +118,12 @@ export const conversationRoutes: RouteDefinition[] = [
     summary: "Send a visitor message and receive the AI reply as Server-Sent Events",
     description:
       "`delta` events `{text}` (Markdown as the model writes it: show it as text), then one `done` event whose data is the JSON envelope `sendMessage` answers, or one `error` event carrying an error envelope. " +
-      "Refusals known before the model is called are ordinary JSON answers. A client that disconnects before `done` gets nothing stored or charged. Fires `message_received`.",
+      "Refusals known before the model is called are ordinary JSON answers. A client that disconnects before `done` gets nothing stored or charged. Fires `message_received`. " +
+      "While a person handles the conversation there are no `delta` events: the `done` event carries the `HumanHandledReply`.",
     params: chatbotConversation,
     body: sendSchema,
     stream: true,
-    response: { data: replySchema, meta: creditMetaSchema, description: "The event stream; its `done` event carries the envelope described by `sendMessage`" },
+    response: { data: sendReplySchema, meta: creditMetaSchema, description: "The event stream; its `done` event carries the envelope described by `sendMessage`" },
     errors: SEND_ERRORS,
     handler: async ({ event, service, principal, params, body, idempotentReply }) =>
       streamReply(event, idempotentReply(await service.chat.prepare(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never))),
@@ -148,13 +155,31 @@ export const conversationRoutes: RouteDefinition[] = [
     errors: {
       ...SLUG_403,
       404: "The conversation or the assistant message does not exist",
-      400: "The conversation has ended, or the message is not the latest reply",
+      400: "The conversation has ended, a person handles it, or the message is not the latest reply",
       429: "The organisation's monthly credits are used up",
     },
     handler: async ({ event, service, principal, params }) => {
       const { data, meta } = await service.chat.regenerate(principal.organizationId, params.slug!, looseId(params.id), looseId(params.message_id), { signal: event.req.signal });
       return ok(data, { meta: { ...meta } });
     },
+  },
+  {
+    method: "POST",
+    path: "/chatbots/:slug/conversations/:id/handoff",
+    operationId: "requestHandoff",
+    tags: ["Chatbots"],
+    summary: "The visitor asks for a person",
+    description:
+      "The conversation goes to people (`status: \"human\"`): the bot stops answering (messages are stored and answered with `reply: null`) until an operator releases it. " +
+      "Fires `handoff_requested` when the conversation was with the bot; asking again while a person has it answers the same state and fires nothing. " +
+      "Works whatever the chatbot's `handoff_enabled` says (that setting decides whether the widget offers a person).",
+    params: chatbotConversation,
+    body: handoffSchema,
+    optionalBody: true,
+    response: { data: handoffRequestedSchema },
+    errors: { 403: "The slug names no active chatbot of your organisation", ...CONVERSATION_404, 400: "The conversation has ended" },
+    handler: async ({ service, principal, params, body }) =>
+      ok(await service.conversations.requestHandoff(principal.organizationId, params.slug!, looseId(params.id), (await body()) as never)),
   },
   {
     method: "GET",
@@ -185,6 +210,7 @@ export const conversationRoutes: RouteDefinition[] = [
     operationId: "listConversations",
     tags: ["Conversations"],
     summary: "List conversations, newest first",
+    description: "`status` filters by `active` (the bot answers), `human` (a person answers) or `ended`.",
     query: listSchema,
     response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: async ({ event, service, principal, query }) => {
@@ -211,12 +237,42 @@ export const conversationRoutes: RouteDefinition[] = [
     tags: ["Conversations"],
     summary: "Add a message to a conversation (no AI call)",
     description:
-      "For a human operator's reply (`role` `assistant`, the default: Markdown, rendered and sanitised like AI replies) or a visitor message relayed from elsewhere (`role` `user`, which fires `message_received`). Not charged.",
+      "For a person's reply (`role` `agent` with an optional `agent_name`: Markdown, rendered and sanitised like AI replies, never branded; the visitor sees it in history and the widget), " +
+      "an operator's reply in the bot's name (`role` `assistant`, the default, rendered the same and branded like AI replies) " +
+      "or a visitor message relayed from elsewhere (`role` `user`, which fires `message_received`). Not charged. Posting does not change who answers: hand the conversation off first.",
     params: { id: idParam("Conversation") },
     body: postSchema,
     response: { status: 201, data: messageSchema },
     errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has ended" },
     handler: async (ctx) => created(ctx, ok(await ctx.service.chat.post(ctx.principal.organizationId, looseId(ctx.params.id), (await ctx.body()) as never))),
+  },
+  {
+    method: "POST",
+    path: "/conversations/:id/handoff",
+    operationId: "handOffConversation",
+    tags: ["Conversations"],
+    summary: "A person takes the conversation over",
+    description:
+      "`status` becomes `human`: visitor messages are stored and answered with `reply: null` (no model call, no charge) until `releaseConversation`. " +
+      "Answer the visitor with `addConversationMessage` and `role: \"agent\"`. Idempotent. `handed_off_at` is set the first time only; `reason` is kept as `handoff_reason`.",
+    params: { id: idParam("Conversation") },
+    body: handoffSchema,
+    optionalBody: true,
+    response: { data: conversationRecordSchema },
+    errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has ended" },
+    handler: async ({ service, principal, params, body }) => ok(await service.conversations.handOff(principal.organizationId, looseId(params.id), (await body()) as never)),
+  },
+  {
+    method: "POST",
+    path: "/conversations/:id/release",
+    operationId: "releaseConversation",
+    tags: ["Conversations"],
+    summary: "Give the conversation back to the bot",
+    description: "`status` becomes `active`: the bot answers the next visitor message. Idempotent. `handed_off_at` stays.",
+    params: { id: idParam("Conversation") },
+    response: { data: conversationRecordSchema },
+    errors: { ...ACCOUNT_CONVERSATION, 400: "The conversation has ended" },
+    handler: async ({ service, principal, params }) => ok(await service.conversations.release(principal.organizationId, looseId(params.id))),
   },
   {
     method: "POST",

@@ -38,6 +38,8 @@ export const SAMPLE_CONVERSATION: ConversationRecord = {
   is_ended: false,
   ended_at: null,
   last_message_at: "2025-01-15T10:31:45.000Z",
+  handed_off_at: null,
+  handoff_reason: null,
   message_count: 4,
 };
 

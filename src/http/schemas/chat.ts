@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CreditMeta, RateInput, ReplyData } from "../../chat/chat.js";
+import type { CreditMeta, HumanHandledData, RateInput, ReplyData } from "../../chat/chat.js";
 import { eventActionSchema, integer, sourceSchema } from "./common.js";
 
 export const replySchema = z
@@ -14,6 +14,22 @@ export const replySchema = z
     response_ms: integer,
   })
   .meta({ id: "Reply" }) satisfies z.ZodType<ReplyData>;
+
+export const humanHandledSchema = z
+  .strictObject({
+    reply: z.null(),
+    handled_by: z.literal("human"),
+    conversation_id: integer,
+    user_message_id: integer.meta({ description: "Id of the visitor's stored message" }),
+    actions: z.array(eventActionSchema),
+  })
+  .meta({
+    id: "HumanHandledReply",
+    description: "A person handles the conversation: the message is stored, no model was called, nothing was charged; the person's reply arrives later as an `agent` message in history",
+  }) satisfies z.ZodType<HumanHandledData>;
+
+/** What sending a message answers: the bot's reply, or (while a person handles the conversation) no reply. */
+export const sendReplySchema = z.union([replySchema, humanHandledSchema]);
 
 export const creditMetaSchema = z
   .strictObject({

@@ -46,6 +46,7 @@ export const chatbotDetailSchema = chatbotListItemSchema
     has_knowledge_base: z.boolean(),
     appearance: appearanceSchema,
     branding: brandingSchema,
+    handoff_enabled: z.boolean().meta({ description: "Whether visitors may ask for a person: show a button for it (the widget does)" }),
   })
   .meta({ id: "ChatbotDetail", description: "A chatbot's configuration" }) satisfies z.ZodType<ChatbotDetail>;
 

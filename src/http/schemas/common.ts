@@ -42,10 +42,12 @@ export const sourceSchema = z
 export const messageSchema = z
   .strictObject({
     id: integer,
-    role: z.enum(["user", "assistant"]),
+    role: z.enum(["user", "assistant", "agent"]).meta({ description: "`agent`: a person's reply, added by an operator" }),
     content: z.string().meta({
-      description: "Plain text for `user` (escape it before rendering); sanitised HTML for `assistant`, with the branding element while it is required (render it unmodified)",
+      description:
+        "Plain text for `user` (escape it before rendering); sanitised HTML for `assistant`, with the branding element while it is required, and for `agent`, never branded (render both unmodified)",
     }),
+    agent_name: z.string().nullable().optional().meta({ description: "Only on `agent` messages: the person's name, when the operator gave one" }),
     sources: z.array(sourceSchema),
     created_at: timestamp,
   })

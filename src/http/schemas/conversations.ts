@@ -1,6 +1,10 @@
 import { z } from "zod";
-import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, StartedConversation } from "../../core/conversations.js";
-import { agentSchema, integer, messageSchema, timestamp } from "./common.js";
+import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, HandoffRequested, StartedConversation } from "../../core/conversations.js";
+import { agentSchema, eventActionSchema, integer, messageSchema, timestamp } from "./common.js";
+
+const statusSchema = z
+  .enum(["active", "human", "ended"])
+  .meta({ id: "ConversationStatus", description: "`active`: the bot answers; `human`: a person answers and the bot stays silent (see the handoff endpoints); `ended`" });
 
 export const startedConversationSchema = z
   .strictObject({
@@ -19,6 +23,7 @@ export const conversationHistorySchema = z
     visitor_name: z.string().nullable(),
     visitor_email: z.string().nullable(),
     is_ended: z.boolean(),
+    status: statusSchema,
     source: z.string().meta({ description: "`api` for conversations created through the chatbot API" }),
     started_at: timestamp,
     last_message_at: timestamp,
@@ -32,7 +37,7 @@ export const conversationRecordSchema = z
   .strictObject({
     id: integer,
     session_id: z.string(),
-    status: z.enum(["active", "ended"]),
+    status: statusSchema,
     source: z.string(),
     source_url: z.string().nullable(),
     agent: agentSchema,
@@ -49,6 +54,8 @@ export const conversationRecordSchema = z
     ended_at: timestamp.nullable(),
     last_message_at: timestamp,
     message_count: integer,
+    handed_off_at: timestamp.nullable().meta({ description: "The first time the conversation went to a person (operator takeover or visitor request); never cleared" }),
+    handoff_reason: z.string().nullable().meta({ description: "Why it went to a person the last time, when someone said" }),
   })
   .meta({ id: "Conversation", description: "The conversation webhook shape plus its state" }) satisfies z.ZodType<ConversationRecord>;
 
@@ -65,3 +72,12 @@ export const endedConversationSchema = z
     message_count: integer,
   })
   .meta({ id: "EndedConversation" }) satisfies z.ZodType<EndedConversation>;
+
+export const handoffRequestedSchema = z
+  .strictObject({
+    conversation_id: integer,
+    status: z.literal("human"),
+    handed_off_at: timestamp.meta({ description: "The first time the conversation went to a person" }),
+    actions: z.array(eventActionSchema).meta({ description: "`handoff_requested` deliveries; empty when a person already had the conversation" }),
+  })
+  .meta({ id: "HandoffRequested" }) satisfies z.ZodType<HandoffRequested>;

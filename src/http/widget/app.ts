@@ -49,6 +49,8 @@ export interface WidgetConfig {
   appearance: Chatbot["appearance"];
   branding: Branding;
   message_max_chars: number;
+  /** Whether the widget offers a person to talk to. */
+  handoff_enabled: boolean;
 }
 
 type Handler = (event: H3Event, admitted: Admitted) => unknown;
@@ -132,14 +134,30 @@ export function createWidgetApp(
     return ok({ ...started, token, token_expires_at: expires_at });
   });
 
-  visitorRoute("GET", "/widget/:slug/conversations/:id", async (_event, { bot }, id) => ok(await service.conversations.history(bot.organization_id, bot.slug, id)));
+  // `?after=<message id>` keeps the widget's polling for a person's replies small: only newer messages come back.
+  visitorRoute("GET", "/widget/:slug/conversations/:id", async (event, { bot }, id) => {
+    const history = await service.conversations.history(bot.organization_id, bot.slug, id);
+    const after = looseId(event.url.searchParams.get("after") ?? undefined);
+    return ok(after > 0 ? { ...history, messages: history.messages.filter((m) => m.id > after) } : history);
+  });
+
+  visitorRoute("POST", "/widget/:slug/conversations/:id/handoff", async (event, { bot }, id) => {
+    const { conversation_id, status, handed_off_at } = await service.conversations.requestHandoff(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never, {
+      requireEnabled: true,
+    });
+    return ok({ conversation_id, status, handed_off_at });
+  });
 
   visitorRoute("POST", "/widget/:slug/conversations/:id/messages", async (event, { bot }, id) => {
     const checked = await service.chat.prepare(bot.organization_id, bot.slug, id, (await readJsonBody(event)) as never);
-    const reservation = await service.widgetBudgets.reserve(bot, clientIp(event, service.config), (spent) =>
-      logger.log("warn", "widget budget exhausted", { chatbot: spent.agent.slug, budget: spent.budget, limit: spent.limit, resets_at: spent.resets_at }),
-    );
-    const pending = forVisitor(givingBackUnanswered(checked, reservation));
+    // A message a person will answer costs the chatbot no model call, so it spends no budget.
+    const reservation =
+      checked.handledBy === "human"
+        ? undefined
+        : await service.widgetBudgets.reserve(bot, clientIp(event, service.config), (spent) =>
+            logger.log("warn", "widget budget exhausted", { chatbot: spent.agent.slug, budget: spent.budget, limit: spent.limit, resets_at: spent.resets_at }),
+          );
+    const pending = forVisitor(reservation ? givingBackUnanswered(checked, reservation) : checked);
     if (wantsEventStream(event)) return streamReply(event, pending);
     return ok((await pending.answer({ signal: event.req.signal })).data);
   });
@@ -168,6 +186,7 @@ export function createWidgetApp(
 function givingBackUnanswered(pending: PendingReply, reservation: BudgetReservation): PendingReply {
   return {
     conversationId: pending.conversationId,
+    handledBy: pending.handledBy,
     async answer(options) {
       try {
         return await pending.answer(options);
@@ -189,6 +208,7 @@ async function toWidgetConfig(service: ChatService, bot: Chatbot): Promise<Widge
     appearance: bot.appearance,
     branding: await service.branding(bot.organization_id),
     message_max_chars: MAX_MESSAGE_CHARS,
+    handoff_enabled: bot.handoff_enabled,
   };
 }
 

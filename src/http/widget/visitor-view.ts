@@ -1,9 +1,11 @@
-import type { ChatReply, PendingReply, ReplyData } from "../../chat/chat.js";
+import type { ChatReply, HumanHandledData, PendingReply, ReplyData } from "../../chat/chat.js";
 import { ChatsvcError } from "../../core/errors.js";
 import type { ErrorEnvelope } from "../envelope.js";
 
 /** A reply as an anonymous visitor gets it through the widget. */
-export type VisitorReply = Pick<ReplyData, "reply" | "conversation_id" | "message_id" | "cannot_answer" | "sources">;
+export type VisitorReply =
+  | Pick<ReplyData, "reply" | "conversation_id" | "message_id" | "cannot_answer" | "sources">
+  | Pick<HumanHandledData, "reply" | "handled_by" | "conversation_id" | "user_message_id">;
 
 /**
  * The part of a reply the visitor needs. Credits, webhook actions, model and
@@ -12,7 +14,9 @@ export type VisitorReply = Pick<ReplyData, "reply" | "conversation_id" | "messag
  * @example
  * ok(toVisitorReply((await pending.answer()).data))
  */
-export function toVisitorReply({ reply, conversation_id, message_id, cannot_answer, sources }: ReplyData): VisitorReply {
+export function toVisitorReply(data: ReplyData | HumanHandledData): VisitorReply {
+  if (data.reply === null) return { reply: null, handled_by: data.handled_by, conversation_id: data.conversation_id, user_message_id: data.user_message_id };
+  const { reply, conversation_id, message_id, cannot_answer, sources } = data;
   return { reply, conversation_id, message_id, cannot_answer, sources };
 }
 
@@ -24,6 +28,7 @@ export function toVisitorReply({ reply, conversation_id, message_id, cannot_answ
 export function forVisitor(pending: PendingReply): PendingReply {
   return {
     conversationId: pending.conversationId,
+    handledBy: pending.handledBy,
     async answer(options) {
       try {
         const { data } = await pending.answer(options);

@@ -5,13 +5,13 @@ import { all, isUniqueViolation, one, run, sqlState, statement, transaction } fr
 import { bumpRevision } from "./revisions.js";
 
 const COLUMNS = `id, organization_id, slug, name, display_name, description, language, is_active, greeting_message,
-  fallback_message, placeholder_text, appearance, model, instructions, allowed_origins, created_at, updated_at`;
+  fallback_message, placeholder_text, appearance, model, instructions, allowed_origins, handoff_enabled, created_at, updated_at`;
 
 const insert = statement(
   "chatbots_insert",
   `INSERT INTO chatbots (organization_id, slug, name, display_name, description, language, is_active, greeting_message,
-     fallback_message, placeholder_text, appearance, model, instructions, allowed_origins, created_at, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
+     fallback_message, placeholder_text, appearance, model, instructions, allowed_origins, handoff_enabled, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ${COLUMNS}`,
 );
 const bySlug = statement("chatbots_by_slug", `SELECT ${COLUMNS} FROM chatbots WHERE slug = $1`);
 const bySlugForUpdate = statement("chatbots_by_slug_for_update", `SELECT ${COLUMNS} FROM chatbots WHERE slug = $1 FOR UPDATE`);
@@ -20,9 +20,10 @@ const list = statement("chatbots_list", `SELECT ${COLUMNS} FROM chatbots WHERE $
 const listActive = statement("chatbots_list_active", `SELECT ${COLUMNS} FROM chatbots WHERE organization_id = $1 AND is_active ORDER BY id`);
 // A column not in the patch keeps its value: `$n IS NULL` cannot tell "absent" from "set to null"
 // (display_name, model), so each column gets a flag saying whether the patch sets it.
+const BOOLEAN_COLUMNS = new Set<string>(["is_active", "handoff_enabled"]);
 const update = statement(
   "chatbots_update",
-  `UPDATE chatbots SET ${CHATBOT_PATCH_COLUMNS.map((c, i) => `${c} = CASE WHEN $${2 * i + 2}::boolean THEN $${2 * i + 3}::${c === "is_active" ? "boolean" : "text"} ELSE ${c} END`).join(", ")}
+  `UPDATE chatbots SET ${CHATBOT_PATCH_COLUMNS.map((c, i) => `${c} = CASE WHEN $${2 * i + 2}::boolean THEN $${2 * i + 3}::${BOOLEAN_COLUMNS.has(c) ? "boolean" : "text"} ELSE ${c} END`).join(", ")}
     WHERE id = $1 RETURNING ${COLUMNS}`,
 );
 const remove = statement("chatbots_delete", "DELETE FROM chatbots WHERE slug = $1");
@@ -46,6 +47,7 @@ export function createPgChatbotStore(pool: pg.Pool): ChatbotStore {
           bot.model,
           bot.instructions,
           bot.allowed_origins,
+          bot.handoff_enabled ?? false,
           bot.created_at,
           bot.updated_at,
         ]))!;

@@ -15,12 +15,12 @@ import { chargeCredits } from "./credits.js";
 import { recordEvent } from "./events.js";
 
 const RECORD = `c.id, c.chatbot_id, c.session_id, c.visitor_id, c.visitor_name, c.visitor_email, c.visitor_phone, c.metadata,
-  c.source, c.source_url, c.ip, c.country, c.started_at, c.last_message_at, c.ended_at,
+  c.source, c.source_url, c.ip, c.country, c.started_at, c.last_message_at, c.ended_at, c.handling, c.handed_off_at, c.handoff_reason,
   b.organization_id, b.name AS agent_name, b.slug AS agent_slug`;
-const MESSAGE = "id, conversation_id, role, content, sources, model, response_ms, rating, regenerated, cannot_answer, created_at";
+const MESSAGE = "id, conversation_id, role, content, sources, model, response_ms, rating, regenerated, cannot_answer, agent_name, created_at";
 const FILTERS = `b.organization_id = $1 AND ($2::int IS NULL OR c.chatbot_id = $2)
   AND ($3::text IS NULL OR c.started_at >= $3) AND ($4::text IS NULL OR c.started_at <= $4)
-  AND ($5::text IS NULL OR ($5 = 'ended') = (c.ended_at IS NOT NULL))`;
+  AND ($5::text IS NULL OR $5 = CASE WHEN c.ended_at IS NOT NULL THEN 'ended' WHEN c.handling = 'human' THEN 'human' ELSE 'active' END)`;
 
 const insert = statement(
   "conversations_insert",
@@ -31,6 +31,13 @@ const byId = statement("conversations_by_id", `SELECT ${RECORD} FROM conversatio
 // Every write to a conversation locks its row first: a turn and an end (or two turns) on one
 // conversation queue, so "ended" and "latest reply" checks hold until commit.
 const lock = statement("conversations_lock", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1 FOR UPDATE OF c`);
+const handle = statement(
+  "conversations_handle",
+  `UPDATE conversations SET handling = $2,
+     handed_off_at = CASE WHEN $2 = 'human' THEN COALESCE(handed_off_at, $3) ELSE handed_off_at END,
+     handoff_reason = CASE WHEN $2 = 'human' THEN $4 ELSE handoff_reason END
+   WHERE id = $1`,
+);
 const markEnded = statement("conversations_mark_ended", "UPDATE conversations SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL");
 const countPage = statement("conversations_count_page", `SELECT count(*)::int AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`);
 const listPage = statement(
@@ -56,7 +63,7 @@ const latestAssistant = statement(
 );
 const rate = statement("messages_rate", "UPDATE messages SET rating = $2 WHERE id = $1");
 const flagRegenerated = statement("messages_flag_regenerated", "UPDATE messages SET regenerated = true WHERE id = $1");
-const MESSAGE_VALUES = (n: number) => `($1, $${n}, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`;
+const MESSAGE_VALUES = (n: number) => `($1, $${n}, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7})`;
 /**
  * Counts the documents a stored reply's `sources` (parameter `$n`) cite, one per document
  * name, for the sources report; a message without sources inserts nothing.
@@ -71,23 +78,23 @@ const CITE = (sources: number, at: number) => `s AS (
 const insertMessage = statement(
   "messages_insert",
   `WITH m AS (
-     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
+     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
      VALUES ${MESSAGE_VALUES(2)} RETURNING ${MESSAGE}
-   ), t AS (UPDATE conversations SET last_message_at = $8 WHERE id = $1), ${CITE(4, 8)}
+   ), t AS (UPDATE conversations SET last_message_at = $9 WHERE id = $1), ${CITE(4, 9)}
    SELECT * FROM m`,
 );
 const insertTurn = statement(
   "messages_insert_turn",
   `WITH m AS (
-     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
-     VALUES ${MESSAGE_VALUES(2)}, ${MESSAGE_VALUES(9)} RETURNING ${MESSAGE}
-   ), t AS (UPDATE conversations SET last_message_at = $15 WHERE id = $1), ${CITE(11, 15)}
+     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
+     VALUES ${MESSAGE_VALUES(2)}, ${MESSAGE_VALUES(10)} RETURNING ${MESSAGE}
+   ), t AS (UPDATE conversations SET last_message_at = $17 WHERE id = $1), ${CITE(12, 17)}
    SELECT * FROM m ORDER BY id`,
 );
 
 const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
 
-const messageValues = (m: NewMessage) => [m.role, m.content, m.sources ?? "[]", m.model ?? null, m.response_ms ?? null, m.cannot_answer ?? false, m.created_at];
+const messageValues = (m: NewMessage) => [m.role, m.content, m.sources ?? "[]", m.model ?? null, m.response_ms ?? null, m.cannot_answer ?? false, m.agent_name ?? null, m.created_at];
 
 /** Stores a message and moves the conversation's `last_message_at` to its time. */
 const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) => (await one<MessageRecord>(tx, insertMessage, [conversationId, ...messageValues(m)]))!;
@@ -239,6 +246,16 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         const assistant = await storeOne(tx, conversation.id, reply);
         return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits };
       }),
+
+    setHandling: async (ref, change, event) =>
+      queuedIfWritten(
+        await write(pool, ref, async (tx, conversation) => {
+          if (conversation.handling === change.handling) return { result: { conversation, changed: false }, events: [] as RecordedEvent[] };
+          await run(tx, handle, [conversation.id, change.handling, change.at, change.reason ?? null]);
+          const updated = (await find(tx, conversation.id))!;
+          return { result: { conversation: updated, changed: true }, events: event ? [await recordEvent(tx, encode, event(updated))] : [] };
+        }),
+      ),
 
     storeMessage: async (ref, message, event) =>
       queuedIfWritten(

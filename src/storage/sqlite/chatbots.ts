@@ -2,10 +2,9 @@ import type { ChatbotPatch, ChatbotRecord, ChatbotStore, NewChatbot } from "../.
 import { CHATBOT_PATCH_COLUMNS } from "../../core/storage/chatbots.js";
 import type { Sqlite } from "./open.js";
 
-type Row = Omit<ChatbotRecord, "is_active"> & { is_active: number };
+type Row = Omit<ChatbotRecord, "is_active" | "handoff_enabled"> & { is_active: number; handoff_enabled: number };
 
-const toRecord = (row: Row): ChatbotRecord => ({ ...row, is_active: row.is_active !== 0 });
-
+const toRecord = (row: Row): ChatbotRecord => ({ ...row, is_active: row.is_active !== 0, handoff_enabled: row.handoff_enabled !== 0 });
 
 export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
   const bySlug = sqlite.prepare<[string], Row>("SELECT * FROM chatbots WHERE slug = ?");
@@ -16,9 +15,9 @@ export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
   const orgExists = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM organizations WHERE id = ?");
   const insert = sqlite.prepare<Record<string, unknown>, Row>(
     `INSERT INTO chatbots (organization_id, slug, name, display_name, description, language, is_active, greeting_message, fallback_message,
-       placeholder_text, appearance, model, instructions, allowed_origins, created_at, updated_at)
+       placeholder_text, appearance, model, instructions, allowed_origins, handoff_enabled, created_at, updated_at)
      VALUES (@organization_id, @slug, @name, @display_name, @description, @language, @is_active, @greeting_message, @fallback_message,
-       @placeholder_text, @appearance, @model, @instructions, @allowed_origins, @created_at, @updated_at) RETURNING *`,
+       @placeholder_text, @appearance, @model, @instructions, @allowed_origins, @handoff_enabled, @created_at, @updated_at) RETURNING *`,
   );
   const update = sqlite.prepare<Record<string, unknown>, Row>(
     `UPDATE chatbots SET ${CHATBOT_PATCH_COLUMNS.map((c) => `${c} = CASE WHEN @set_${c} THEN @${c} ELSE ${c} END`).join(", ")} WHERE id = @id RETURNING *`,
@@ -28,7 +27,7 @@ export function createChatbotStore(sqlite: Sqlite): ChatbotStore {
   const create = sqlite.transaction((bot: NewChatbot): ChatbotRecord | "no-organization" | "slug-taken" => {
     if (!orgExists.get(bot.organization_id)) return "no-organization";
     if (bySlug.get(bot.slug)) return "slug-taken";
-    return toRecord(insert.get({ ...bot, is_active: bot.is_active ? 1 : 0 })!);
+    return toRecord(insert.get({ ...bot, is_active: bot.is_active ? 1 : 0, handoff_enabled: bot.handoff_enabled ? 1 : 0 })!);
   });
 
   const patch = sqlite.transaction((slug: string, patchOf: (current: ChatbotRecord) => ChatbotPatch): ChatbotRecord | undefined => {

@@ -5,6 +5,7 @@ import type {
   ConversationStore,
   CreditRecord,
   EventOf,
+  HandlingChange,
   MessageRecord,
   NewConversation,
   NewMessage,
@@ -23,7 +24,7 @@ const SELECT = `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS a
 
 const FILTERS = `b.organization_id = @organization_id AND (@chatbot_id IS NULL OR c.chatbot_id = @chatbot_id)
   AND (@since IS NULL OR c.started_at >= @since) AND (@until IS NULL OR c.started_at <= @until)
-  AND (@status IS NULL OR (@status = 'ended') = (c.ended_at IS NOT NULL))`;
+  AND (@status IS NULL OR @status = CASE WHEN c.ended_at IS NOT NULL THEN 'ended' WHEN c.handling = 'human' THEN 'human' ELSE 'active' END)`;
 
 type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
 
@@ -35,6 +36,12 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
   ).pluck();
   const markEnded = sqlite.prepare<[string, number]>("UPDATE conversations SET ended_at = ? WHERE id = ? AND ended_at IS NULL");
   const touch = sqlite.prepare<[string, number]>("UPDATE conversations SET last_message_at = ? WHERE id = ?");
+  const handle = sqlite.prepare<Record<string, unknown>>(
+    `UPDATE conversations SET handling = @handling,
+       handed_off_at = CASE WHEN @handling = 'human' THEN COALESCE(handed_off_at, @at) ELSE handed_off_at END,
+       handoff_reason = CASE WHEN @handling = 'human' THEN @reason ELSE handoff_reason END
+     WHERE id = @id`,
+  );
   const countPage = sqlite.prepare<Record<string, unknown>, number>(`SELECT COUNT(*) FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`).pluck();
   const listPage = sqlite.prepare<Record<string, unknown>, ConversationRecord & { message_count: number }>(
     `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug,
@@ -56,8 +63,8 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     .prepare<[number], number>("SELECT id FROM messages WHERE conversation_id = ? AND role = 'assistant' AND regenerated = 0 ORDER BY id DESC LIMIT 1")
     .pluck();
   const insertMessage = sqlite.prepare<Record<string, unknown>, MessageRow>(
-    `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, created_at)
-     VALUES (@conversation_id, @role, @content, @sources, @model, @response_ms, @cannot_answer, @created_at) RETURNING *`,
+    `INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
+     VALUES (@conversation_id, @role, @content, @sources, @model, @response_ms, @cannot_answer, @agent_name, @created_at) RETURNING *`,
   );
   // One citation per reply and document name, however many of its chunks the reply quoted.
   const cite = sqlite.prepare<Record<string, unknown>>(
@@ -78,6 +85,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
         model: m.model ?? null,
         response_ms: m.response_ms ?? null,
         cannot_answer: m.cannot_answer ? 1 : 0,
+        agent_name: m.agent_name ?? null,
         created_at: m.created_at,
       })!,
     );
@@ -117,7 +125,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       last_message_at: c.last_message_at,
     })!;
     // Everything the stored row holds is known here, so it is not read back.
-    const result: ConversationRecord = { id, ...conversation };
+    const result: ConversationRecord = { id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null };
     return { result, events: [record(event(result))] };
   });
 
@@ -169,6 +177,15 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     },
   );
 
+  const setHandling = sqlite.transaction((ref: ConversationRef, change: HandlingChange, event?: EventOf<ConversationRecord>) => {
+    const conversation = recheck(ref);
+    if (refused(conversation)) return conversation;
+    if (conversation.handling === change.handling) return { result: { conversation, changed: false }, events: [] };
+    handle.run({ id: conversation.id, handling: change.handling, at: change.at, reason: change.reason ?? null });
+    const fresh = byId.get(conversation.id)!;
+    return { result: { conversation: fresh, changed: true }, events: event ? [record(event(fresh))] : [] };
+  });
+
   return {
     async start(conversation, event) {
       return start.immediate(conversation, event);
@@ -211,6 +228,9 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     },
     async storeRegeneration(ref, replaces, assistant, toCharge) {
       return storeRegeneration.immediate(ref, replaces, assistant, toCharge);
+    },
+    async setHandling(ref, change, event) {
+      return setHandling.immediate(ref, change, event);
     },
     async storeMessage(ref, message, event) {
       return storeMessage.immediate(ref, message, event);

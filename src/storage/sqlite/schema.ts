@@ -69,6 +69,8 @@ export const chatbots = sqliteTable(
     model: text("model"),
     instructions: text("instructions").notNull().default(""),
     allowedOrigins: text("allowed_origins").notNull().default("[]"),
+    /** Whether visitors may ask for a person (the widget shows its button). */
+    handoffEnabled: integer("handoff_enabled", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -95,6 +97,12 @@ export const conversations = sqliteTable(
     startedAt: text("started_at").notNull(),
     lastMessageAt: text("last_message_at").notNull(),
     endedAt: text("ended_at"),
+    /** `bot` answers visitors, or `human`: a person does and the bot stays silent. */
+    handling: text("handling", { enum: ["bot", "human"] }).notNull().default("bot"),
+    /** The first time the conversation went to a person; never cleared (analytics counts handoffs from it). */
+    handedOffAt: text("handed_off_at"),
+    /** Why it went to a person the last time, when someone said. */
+    handoffReason: text("handoff_reason"),
   },
   (t) => [
     index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt),
@@ -110,13 +118,15 @@ export const messages = sqliteTable(
     conversationId: integer("conversation_id")
       .notNull()
       .references(() => conversations.id, { onDelete: "cascade" }),
-    role: text("role", { enum: ["user", "assistant"] }).notNull(),
+    role: text("role", { enum: ["user", "assistant", "agent"] }).notNull(),
     content: text("content").notNull(),
     sources: text("sources").notNull().default("[]"),
     model: text("model"),
     responseMs: integer("response_ms"),
     rating: text("rating", { enum: ["good", "bad"] }),
     regenerated: integer("regenerated", { mode: "boolean" }).notNull().default(false),
+    /** The person who wrote an `agent` message, when the operator named them. */
+    agentName: text("agent_name"),
     cannotAnswer: integer("cannot_answer", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },

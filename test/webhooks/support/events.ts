@@ -50,6 +50,12 @@ export function sampleEvent(name: DomainEvent["name"], organizationId: number, i
         organizationId,
         data: { agent, budget: "chatbot_per_hour", limit: 200, period_start: "2025-01-02T03:00:00.000Z", resets_at: "2025-01-02T04:00:00.000Z", exhausted_at: at },
       };
+    case "handoff_requested":
+      return {
+        name,
+        organizationId,
+        data: { ...conversation, status: "human", visitor_id: "visitor-1", reason: "I want a refund", handed_off_at: at, requested_at: at },
+      };
   }
 }
 
