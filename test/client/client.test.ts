@@ -66,6 +66,13 @@ describe("the typed client against a real server", () => {
     const { data: posted } = await client.conversations.addMessage(a, { message: "A **human** answer" });
     expect(posted.content).toContain("<strong>human</strong>");
     expect((await client.conversations.get(a)).data.message_count).toBe(1);
+    const { data: handed } = await client.conversations.handoff(a, { reason: "Refund" });
+    expect(handed).toMatchObject({ status: "human", handoff_reason: "Refund", handed_off_at: expect.any(String) });
+    expect((await client.chatbots.requestHandoff("demo", a)).data).toEqual({ conversation_id: a, status: "human", handed_off_at: handed.handed_off_at, actions: [] });
+    const { data: person } = await client.conversations.addMessage(a, { message: "Ana here", role: "agent", agent_name: "Ana" });
+    expect(person).toMatchObject({ role: "agent", agent_name: "Ana", content: "<p>Ana here</p>" });
+    expect((await client.conversations.list({ status: "human" })).data.map((c) => c.id)).toEqual([a]);
+    expect((await client.conversations.release(a)).data).toMatchObject({ status: "active", handed_off_at: handed.handed_off_at });
     expect((await client.conversations.end(a)).data.conversation_id).toBe(a);
 
     const leads = await client.leads.list({ per_page: 5 });
