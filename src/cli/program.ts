@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerBots } from "./commands/bots.js";
 import { registerConsoleLink } from "./commands/console-link.js";
+import { registerConversations } from "./commands/conversations.js";
 import { registerCredits } from "./commands/credits.js";
 import { registerDb } from "./commands/db.js";
 import { registerExport } from "./commands/export.js";
@@ -37,6 +38,7 @@ export function createProgram(): Command {
   registerKeys(program);
   registerIngest(program);
   registerKb(program);
+  registerConversations(program);
   registerCredits(program);
   registerWebhooks(program);
   registerExport(program);

@@ -257,6 +257,13 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     ofChatbot,
     ofOrganization,
 
+    /** For owners (CLI): the organisation a conversation belongs to; 404 when it does not exist. */
+    async organizationOf(id: number): Promise<number> {
+      const row = await store.find(id);
+      if (!row) throw ChatsvcError.notFound("Conversation not found");
+      return row.organization_id;
+    },
+
     /** Opens a conversation with an active chatbot and fires `conversation_started`. */
     async start(organizationId: number, slug: string, input: StartConversationInput | undefined, context: VisitorContext = {}): Promise<StartedConversation> {
       const bot = await chatbots.resolveActive(organizationId, slug);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
+import { runCli } from "../support/cli.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 import { parseSseText } from "../support/sse.js";
 import { startReceiver, type Receiver } from "../webhooks/support/receiver.js";
@@ -218,5 +219,29 @@ describe("a visitor asks for a person", () => {
       await h.service.widgetBudgets.set(await h.service.chatbots.get("demo"), { visitor_per_day: null });
       await h.service.chatbots.update("demo", { handoff_enabled: false });
     }
+  });
+});
+
+describe("chatsvc conversations and bots update --handoff-enabled", () => {
+  // Real CLI processes on the harness's database: a spawn can take seconds on a loaded machine.
+  it("hands a conversation to a person, answers as one, gives it back; offers visitors a person", { timeout: 60_000 }, async () => {
+    const cli = (...args: string[]) => runCli([...h.database.cliArgs, ...args]);
+    const id = String(await openConversation(h));
+    const handed = await cli("conversations", "handoff", id, "--reason", "VIP customer", "--json");
+    expect(handed.code, handed.stderr).toBe(0);
+    expect(handed.json()).toMatchObject({ id: Number(id), status: "human", handoff_reason: "VIP customer", handed_off_at: ISO });
+    const reply = await cli("conversations", "reply", id, "Hello, **Ana** here.", "--as-agent", "Ana", "--json");
+    expect(reply.code, reply.stderr).toBe(0);
+    expect(reply.json()).toMatchObject({ role: "agent", agent_name: "Ana", content: "<p>Hello, <strong>Ana</strong> here.</p>" });
+    const released = await cli("conversations", "release", id);
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toMatch(/status\s+active\n/);
+    const unknown = await cli("conversations", "handoff", "999999");
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, "error: Conversation not found"]);
+
+    const enabled = await cli("bots", "update", "demo", "--handoff-enabled", "--json");
+    expect(enabled.code, enabled.stderr).toBe(0);
+    expect(enabled.json().handoff_enabled).toBe(true);
+    await h.service.chatbots.update("demo", { handoff_enabled: false });
   });
 });

@@ -14,6 +14,7 @@ interface ConfigOpts {
   instructions?: string;
   allowedOrigins?: string;
   active?: boolean;
+  handoffEnabled?: boolean;
   config?: string;
   json?: boolean;
 }
@@ -48,6 +49,7 @@ function settingsFrom(opts: ConfigOpts): UpdateChatbotInput {
       allowed_origins: opts.allowedOrigins.split(",").map((s) => s.trim()).filter(Boolean),
     }),
     ...(opts.active !== undefined && { is_active: opts.active }),
+    ...(opts.handoffEnabled !== undefined && { handoff_enabled: opts.handoffEnabled }),
   } as UpdateChatbotInput;
 }
 
@@ -64,6 +66,8 @@ export function registerBots(program: Command): void {
       .option("--model <spec>", "model for this bot: extractive, ollama:<model>, openai:<model> (or 'default')")
       .option("--instructions <text>", "extra instructions for the model")
       .option("--allowed-origins <list>", "comma-separated origins allowed to embed the widget")
+      .option("--handoff-enabled", "let visitors ask for a person (the widget shows a button)")
+      .option("--no-handoff-enabled", "do not offer visitors a person")
       .option("--config <file.json>", "JSON file of settings (greeting_message, appearance, ...)")
       .option("--json", "print the record as JSON");
 
