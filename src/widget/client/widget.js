@@ -123,6 +123,7 @@
     up: '<path d="M7 11v9H4.5A1.5 1.5 0 0 1 3 18.5v-6A1.5 1.5 0 0 1 4.5 11zm2 9h8.2a2 2 0 0 0 2-1.6l1.2-6A2 2 0 0 0 18.4 10H14V6a2 2 0 0 0-2-2l-3 7z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/>',
     contact: '<path d="M4 6.5A1.5 1.5 0 0 1 5.5 5h13A1.5 1.5 0 0 1 20 6.5v11a1.5 1.5 0 0 1-1.5 1.5h-13A1.5 1.5 0 0 1 4 17.5zM4.5 6.5 12 12l7.5-5.5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/>',
     restart: '<path d="M4 12a8 8 0 1 0 2.4-5.7M4 4v4h4" fill="none" stroke="currentColor" stroke-width="1.9" stroke-linecap="round" stroke-linejoin="round"/>',
+    person: '<circle cx="12" cy="8" r="3.6" fill="none" stroke="currentColor" stroke-width="1.9"/><path d="M5 20c.8-3.6 3.6-5.6 7-5.6s6.2 2 7 5.6" fill="none" stroke="currentColor" stroke-width="1.9" stroke-linecap="round"/>',
   };
   const icon = (name, extra = "") => {
     const span = h("span", { class: `icon ${extra}`, "aria-hidden": "true" });
@@ -152,6 +153,10 @@
   let busy = false;
   /** The stored conversation's history being loaded; a message sent meanwhile waits for it. */
   let restoring;
+  /** Ids of messages shown, so a poll never shows a reply twice. */
+  let shown = new Set();
+  /** The newest message id the widget has read from history: polls ask for newer ones. */
+  let cursor = 0;
 
   function build() {
     const a = config.appearance || {};
@@ -187,6 +192,7 @@
         null,
         safeUrl(a.profile_image) ? h("img", { class: "avatar", src: a.profile_image, alt: "" }) : null,
         h("div", { class: "title" }, h("strong", null, name), h("span", { class: "status" }, "Online · replies instantly")),
+        config.handoff_enabled ? headerButton("Talk to a person", "person", () => askForPerson()) : null,
         headerButton("Leave your contact details", "contact", () => openLeadForm()),
         headerButton("Start a new conversation", "restart", () => restart()),
         headerButton("Close chat", "close", () => close(true)),
@@ -246,6 +252,7 @@
     ui.launcher.setAttribute("aria-label", "Minimise chat");
     store.set({ open: true });
     restoring = restoring || restore();
+    restoring.then(() => watch());
     scrollDown(true);
     if (focus) ui.input.focus();
   }
@@ -256,6 +263,7 @@
     ui.launcher.setAttribute("aria-expanded", "false");
     ui.launcher.setAttribute("aria-label", `Open chat with ${config.display_name || "us"}`);
     store.set({ open: false });
+    stopWatching();
     if (focusLauncher) ui.launcher.focus();
   }
 
@@ -278,6 +286,105 @@
 
   function forget() {
     store.set({ token: null, conversationId: null, leadSent: false });
+    stopWatching();
+    shown = new Set();
+    cursor = 0;
+    setHuman(false);
+  }
+
+  /** Says in the header who answers: the bot at once, or a person later. */
+  function setHuman(value) {
+    if (ui) ui.root.querySelector(".status").textContent = value ? "A person will reply here" : "Online · replies instantly";
+  }
+
+  /** A message of the service's side from history: a person's (`agent`) or the bot's. */
+  function showMessage(message, conversationId) {
+    shown.add(message.id);
+    if (message.role === "agent") addAgent(message);
+    else addAssistant().finish({ reply: message.content, message_id: message.id, sources: message.sources, conversation_id: conversationId });
+  }
+
+  // --- Watching for a person's replies while the panel is open: a short poll for newer messages,
+  // only while the panel is open and the page visible, slower after errors, and stopping after
+  // IDLE_STOP_MS without news (sending or reopening starts it again). ---
+  const POLL_MS = 1500;
+  const MAX_POLL_MS = 30000;
+  const IDLE_STOP_MS = 10 * 60 * 1000;
+  let pollTimer = null;
+  let pollDelay = POLL_MS;
+  let lastNews = 0;
+
+  function stopWatching() {
+    clearTimeout(pollTimer);
+    pollTimer = null;
+  }
+
+  /** (Re)starts watching: called on opening the panel and after each message the visitor sends. */
+  function watch() {
+    lastNews = Date.now();
+    pollDelay = POLL_MS;
+    schedulePoll();
+  }
+
+  function schedulePoll() {
+    stopWatching();
+    if (!ui || ui.panel.hidden || document.hidden || !store.get().token) return;
+    if (Date.now() - lastNews > IDLE_STOP_MS) return;
+    pollTimer = setTimeout(poll, pollDelay);
+  }
+
+  async function poll() {
+    pollTimer = null;
+    const { conversationId } = store.get();
+    if (!busy && conversationId) {
+      try {
+        const { data } = await call("GET", `/conversations/${conversationId}?after=${cursor}`, undefined, { token: true });
+        pollDelay = POLL_MS;
+        // A reply streaming meanwhile arrives through its own answer: this read may predate it.
+        if (!busy && store.get().conversationId === conversationId) {
+          for (const message of data.messages) {
+            cursor = Math.max(cursor, message.id);
+            // The visitor's own messages are on screen already.
+            if (message.role === "user" || shown.has(message.id)) continue;
+            showMessage(message, data.id);
+            lastNews = Date.now();
+          }
+          if (data.is_ended) return;
+          setHuman(data.status === "human");
+        }
+      } catch (error) {
+        if (error.status === 401 || error.status === 404) return;
+        pollDelay = Math.min(pollDelay * 2, MAX_POLL_MS);
+      }
+    }
+    schedulePoll();
+  }
+
+  document.addEventListener("visibilitychange", () => (document.hidden ? stopWatching() : schedulePoll()));
+
+  /** The visitor asks for a person: the bot stops answering and a person replies here. */
+  async function askForPerson() {
+    try {
+      const id = await conversation();
+      await call("POST", `/conversations/${id}/handoff`, {}, { token: true });
+      setHuman(true);
+      ui.log.append(note("We've asked a person to join. They'll reply here."));
+      scrollDown(true);
+      watch();
+    } catch (error) {
+      showNotice(error.message);
+    }
+  }
+
+  const note = (text) => h("p", { class: "note", role: "status" }, text);
+
+  /** A person's reply: sanitised HTML from the server, with their name; never branded, not rated. */
+  function addAgent(message) {
+    const bubble = h("div", { class: "bubble content" });
+    // Sanitised on the server, like the bot's replies.
+    bubble.innerHTML = message.content;
+    ui.log.append(h("div", { class: "msg bot agent" }, h("span", { class: "who" }, message.agent_name || "Support team"), bubble));
+    scrollDown(false);
   }
 
   /** Shows the stored conversation's history, or forgets a conversation that is gone. */
@@ -288,9 +395,11 @@
       const { data } = await call("GET", `/conversations/${conversationId}`, undefined, { token: true });
       if (data.is_ended) return forget();
       for (const message of data.messages) {
+        cursor = Math.max(cursor, message.id);
         if (message.role === "user") addUser(message.content);
-        else addAssistant().finish({ reply: message.content, message_id: message.id, sources: message.sources, conversation_id: data.id });
+        else showMessage(message, data.id);
       }
+      setHuman(data.status === "human");
       scrollDown(true);
     } catch (error) {
       if (error.status === 401 || error.status === 404) forget();
@@ -325,7 +434,13 @@
         bubble.textContent = streamed;
         scrollDown(false);
       },
+      /** No reply: a person will answer (their reply comes through polling). */
+      handedOff() {
+        message.replaceWith(note("Sent. A person will reply here."));
+        setHuman(true);
+      },
       finish(reply) {
+        if (reply.message_id) shown.add(reply.message_id);
         bubble.classList.remove("streaming");
         bubble.removeAttribute("aria-busy");
         // Sanitised on the server; inserted unmodified so the branding element stays exactly as sent.
@@ -452,6 +567,7 @@
     } finally {
       busy = false;
       ui.sendButton.disabled = ui.input.value.trim() === "";
+      watch();
     }
   }
 
@@ -470,7 +586,7 @@
     }
     for await (const event of events(res)) {
       if (event.name === "delta") reply.delta(event.data.text);
-      else if (event.name === "done") return reply.finish(event.data.data);
+      else if (event.name === "done") return event.data.data.handled_by === "human" ? reply.handedOff() : reply.finish(event.data.data);
       else if (event.name === "error") throw toError(event.data.status || 500, event.data, 0);
     }
     throw new WidgetError(0, "The answer was interrupted. Please try again.", 0);
@@ -567,6 +683,9 @@ a.source:hover { color: var(--link); border-color: currentColor; }
 .rate[aria-pressed="true"] { color: var(--primary); background: var(--surface); }
 .rate.flip .icon { transform: rotate(180deg); }
 .rate .icon { width: 16px; height: 16px; }
+
+.agent .who { font-size: 11.5px; font-weight: 600; color: var(--muted); margin: 0 0 3px 4px; }
+.note { align-self: center; margin: 0; padding: 4px 12px; font-size: 12.5px; color: var(--muted); background: var(--surface); border-radius: 999px; text-align: center; }
 
 .chip-row { display: flex; gap: 6px; margin-top: 8px; }
 .chip { padding: 6px 14px; border: 1px solid var(--primary); border-radius: 999px; background: transparent; color: var(--link); font-size: 13px; font-weight: 550; }
