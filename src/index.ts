@@ -18,9 +18,12 @@ export type {
   ConversationListQuery,
   EndedConversation,
   Conversations,
+  ConversationStatus,
+  HandoffInput,
+  HandoffRequested,
 } from "./core/conversations.js";
 export type { Message, Source } from "./core/messages.js";
-export type { Chat, ChatReply, ReplyData, CreditMeta, AnswerOptions, PendingReply, SendMessageInput, RateInput, PostMessageInput, EventAction } from "./chat/chat.js";
+export type { Chat, ChatReply, ReplyData, HumanHandledData, CreditMeta, AnswerOptions, PendingReply, SendMessageInput, RateInput, PostMessageInput, EventAction } from "./chat/chat.js";
 export type { Lead, LeadDetail, LeadInput, LeadUpdateInput, CapturedLead, Leads } from "./core/leads.js";
 export { CREDIT_LIMIT_MESSAGE, type CreditStatus, type Credits } from "./core/credits.js";
 export type { Page, PageMeta, PageLinks, PageQuery } from "./core/pagination.js";
@@ -50,6 +53,7 @@ export {
   type ConversationPayload,
   type ConversationEndedPayload,
   type MessageReceivedPayload,
+  type HandoffRequestedPayload,
   type AgentRef,
 } from "./core/events.js";
 export {

@@ -34,11 +34,11 @@ A 500 stores nothing: retry once.`;
 const TAGS = [
   { name: "Account", description: "The API key's account" },
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
-  { name: "Conversations", description: "Account level: read, add to and end any conversation of the organisation" },
+  { name: "Conversations", description: "Account level: read, add to, hand to a person and back, and end any conversation of the organisation" },
   { name: "Leads", description: "Contact details captured in conversations" },
   { name: "Analytics", description: "Account level: counts per day or week, unanswered questions, cited documents" },
   { name: "Privacy", description: "Exports, visitor erasure and the audit log of erasures and retention" },
-  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted" },
+  { name: "Webhooks", description: "Signed HTTP callbacks for lead_captured, conversation_started, conversation_ended, message_received, budget_exhausted, handoff_requested" },
   { name: "Samples", description: "Example objects for testing integrations" },
   { name: "Meta", description: "This document" },
 ];
