@@ -364,8 +364,11 @@ export interface ExportQuery {
 /** A message in a conversation export: stored content (assistant HTML without the branding element), with its rating. */
 export interface ExportedMessage {
   id: number;
-  role: "user" | "assistant";
+  /** `agent`: a person's reply (see human handoff). */
+  role: "user" | "assistant" | "agent";
   content: string;
+  /** The person who wrote an `agent` message, when named; null otherwise. */
+  agent_name: string | null;
   sources: Source[];
   rating: "good" | "bad" | null;
   cannot_answer: boolean;

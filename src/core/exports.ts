@@ -48,8 +48,11 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 /** A message in a conversation export: stored content (assistant HTML without the branding element), with its rating. */
 export interface ExportedMessage {
   id: number;
-  role: "user" | "assistant";
+  /** `agent`: a person's reply (see human handoff). */
+  role: "user" | "assistant" | "agent";
   content: string;
+  /** The person who wrote an `agent` message, when named; null otherwise. */
+  agent_name: string | null;
   sources: Source[];
   rating: "good" | "bad" | null;
   cannot_answer: boolean;
@@ -67,6 +70,7 @@ const toExportedMessage = (m: MessageRecord): ExportedMessage => ({
   id: m.id,
   role: m.role,
   content: m.content,
+  agent_name: m.agent_name,
   sources: parseJsonArray(m.sources) as Source[],
   rating: m.rating,
   cannot_answer: m.cannot_answer,
@@ -84,6 +88,8 @@ const conversationLine = (c: ExportedConversation) =>
     ended_at: c.ended_at,
     last_message_at: c.last_message_at,
     message_count: c.messages.length,
+    handed_off_at: c.handed_off_at,
+    handoff_reason: c.handoff_reason,
     messages: c.messages.map(toExportedMessage),
   } satisfies ConversationExportLine)}\n`;
 
