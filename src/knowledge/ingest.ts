@@ -88,6 +88,8 @@ export async function ingest(
     try {
       const loaded = await load(target, fetching);
       if (loaded.kind === "pages") {
+        // A sitemap on the web is remembered, so `kb sync` can add the pages it lists later on.
+        if (target.kind === "url") await store.rememberSitemap(chatbotId, new URL(target.url).href, nowIso());
         const found = await sitemapPages(label, loaded.sitemap, fetching);
         report.failed.push(...found.failed);
         report.skipped_inputs.push(...found.skipped);

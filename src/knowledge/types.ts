@@ -59,16 +59,21 @@ export interface SyncedDocument {
 
 /** What re-fetching a chatbot's web documents did. */
 export interface SyncReport {
-  /** Web documents looked at. */
+  /** Web documents looked at (pages just added from a sitemap not counted). */
   checked: number;
+  /** Pages the chatbot's sitemaps list now that were not ingested yet: added. */
+  added: SyncedDocument[];
   /** Pages the server said were not modified (304), or whose text hashed the same: not re-embedded. */
   unchanged: number;
   /** Pages whose text changed: re-chunked, re-embedded and replaced. */
   updated: SyncedDocument[];
   /** Pages the server answered 404 or 410 for: removed with their chunks. */
   removed: (SyncedDocument & { status: number })[];
-  /** Pages that could not be checked (other HTTP errors, timeouts, refused addresses): kept as they were. */
-  failed: (SyncedDocument & { error: string })[];
+  /**
+   * Pages that could not be checked (other HTTP errors, timeouts, refused addresses): kept as they were;
+   * also sitemaps that could not be read and new pages that could not be added (`id` null).
+   */
+  failed: { id: number | null; url: string; error: string }[];
   /** Chunks written. */
   chunks: number;
   ms: number;

@@ -27,6 +27,7 @@ export const COPIED_TABLES: PgTable[] = [
   pgSchema.webhooks,
   pgSchema.webhookDeliveries,
   pgSchema.documents,
+  pgSchema.webSitemaps,
   pgSchema.chunks,
   pgSchema.chunkEmbeddings,
   pgSchema.settings,

@@ -132,13 +132,21 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
       texts.delete("/b");
       const synced = await cli(["kb", "sync", "demo", "--json", "--allow-private-urls"]);
       expect(synced.code).toBe(0);
-      expect(synced.json()).toMatchObject({ checked: 2, unchanged: 0, updated: [{ url: `${pages.url}/a` }], removed: [{ url: `${pages.url}/b`, status: 404 }], failed: [] });
+      // The sitemap is read again: /c, left out by the bound, is added.
+      expect(synced.json()).toMatchObject({
+        checked: 2,
+        added: [{ url: `${pages.url}/c` }],
+        unchanged: 0,
+        updated: [{ url: `${pages.url}/a` }],
+        removed: [{ url: `${pages.url}/b`, status: 404 }],
+        failed: [],
+      });
 
       texts.set("/a", "broken");
       const human = await cli(["kb", "sync", "demo", "--allow-private-urls"]);
       expect(human.code).toBe(1);
       expect(human.stdout).toMatch(
-        /^Synced "demo": 1 web documents checked, 0 unchanged, 0 updated, 0 removed, 1 failed; 0 chunks in \d+\.\d s\.\n {2}failed: http:\/\/127\.0\.0\.1:\d+\/a: HTTP 500 Internal Server Error \(kept\)\n$/,
+        /^Synced "demo": 2 web documents checked, 0 added from sitemaps, 1 unchanged, 0 updated, 0 removed, 1 failed; 0 chunks in \d+\.\d s\.\n {2}failed: http:\/\/127\.0\.0\.1:\d+\/a: HTTP 500 Internal Server Error \(kept\)\n$/,
       );
       const unknown = await cli(["kb", "sync", "nope"]);
       expect(unknown.code).not.toBe(0);

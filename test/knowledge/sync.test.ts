@@ -186,7 +186,7 @@ describe("kb sync: web documents stay fresh", () => {
     expect(await botCounts(bot)).toEqual({ chunks: 0, vectors: 0 });
   });
 
-  it("ingests the pages a sitemap index lists, without repeats, up to the bound", async () => {
+  it("ingests the pages a sitemap index lists, without repeats, up to the bound; sync adds pages listed later", async () => {
     const bot = await newBot("mapped");
     const loc = (path: string) => `<url><loc>${url(path)}</loc></url>`;
     pages.set("/map/index.xml", {
@@ -215,8 +215,17 @@ describe("kb sync: web documents stay fresh", () => {
     expect((await h.service.knowledge.list(bot)).map((d) => d.source)).toEqual([url("/map/p1"), url("/map/p2?lang=en&v=1"), url("/map/p3")]);
     // Each sitemap and page fetched once; the page past the bound never.
     expect(requestsTo("/map/").map((s) => s.path)).toEqual(["/map/index.xml", "/map/one.xml", "/map/two.xml", "/map/p1", "/map/p2?lang=en&v=1", "/map/p3"]);
-    // Pages from a sitemap are web documents like any other: sync re-fetches them.
-    expect(await h.service.knowledge.sync(bot)).toMatchObject({ checked: 3, unchanged: 3 });
+    // Sync reads the sitemap again: the page left out (and any listed since) is added; the others are re-fetched like any web page.
+    pages.set("/map/two.xml", { type: "application/xml", body: `<urlset>${loc("/map/p3")}${loc("/map/p4")}${loc("/map/p5")}</urlset>` });
+    pages.set("/map/p5", { body: "Page five explains the island bus." });
+    const synced = await h.service.knowledge.sync(bot);
+    expect(synced).toMatchObject({ checked: 3, unchanged: 3, updated: [], removed: [], failed: [] });
+    expect(synced.added.map((d) => d.url)).toEqual([url("/map/p4"), url("/map/p5")]);
+    expect((await h.service.knowledge.search(bot, "island bus"))[0]!.content).toContain("island bus");
+    // A sitemap that is gone is forgotten; its pages stay until they are gone themselves.
+    pages.delete("/map/index.xml");
+    expect(await h.service.knowledge.sync(bot)).toMatchObject({ checked: 5, added: [], unchanged: 5, removed: [], failed: [] });
+    expect(await sql().get("SELECT count(*) AS n FROM web_sitemaps WHERE chatbot_id = ?", (await h.service.chatbots.get(bot)).id)).toEqual({ n: 0 });
   });
 
   it("applies the address policy to the sitemap, to every page it lists, and to sync", async () => {

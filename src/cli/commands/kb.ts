@@ -63,8 +63,9 @@ export function registerKb(program: Command): void {
 /** The human summary of a sync run: counts, then one line per page that changed or failed. */
 export function formatSyncReport(slug: string, r: SyncReport): string {
   const lines = [
-    `Synced "${slug}": ${r.checked} web documents checked, ${r.unchanged} unchanged, ${r.updated.length} updated, ` +
+    `Synced "${slug}": ${r.checked} web documents checked, ${r.added.length} added from sitemaps, ${r.unchanged} unchanged, ${r.updated.length} updated, ` +
       `${r.removed.length} removed, ${r.failed.length} failed; ${r.chunks} chunks in ${(r.ms / 1000).toFixed(1)} s.`,
+    ...r.added.map((d) => `  added: ${d.url}`),
     ...r.updated.map((d) => `  updated: ${d.url}`),
     ...r.removed.map((d) => `  removed: ${d.url} (HTTP ${d.status})`),
     ...r.failed.map((d) => `  failed: ${d.url}: ${d.error} (kept)`),

@@ -94,6 +94,7 @@ function syncSummary({ slug, report }: SyncRound["chatbots"][number]) {
   return {
     chatbot: slug,
     checked: report.checked,
+    added: report.added.length,
     unchanged: report.unchanged,
     updated: report.updated.length,
     removed: report.removed.length,

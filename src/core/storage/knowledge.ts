@@ -100,8 +100,14 @@ export interface KnowledgeStore {
   documents(chatbotId: number): Promise<DocumentRecord[]>;
   /** The chatbot's documents fetched from their URL, oldest first. */
   webDocuments(chatbotId: number): Promise<WebDocument[]>;
-  /** Chatbots that have at least one document fetched from its URL. */
+  /** Chatbots that have at least one document fetched from its URL, or a remembered sitemap. */
   chatbotsWithWebDocuments(): Promise<number[]>;
+  /** Remembers a sitemap the chatbot's pages were ingested from (once per URL). */
+  rememberSitemap(chatbotId: number, url: string, now: string): Promise<void>;
+  /** The chatbot's remembered sitemaps, oldest first. */
+  sitemaps(chatbotId: number): Promise<{ id: number; url: string }[]>;
+  /** Forgets a sitemap (its server says it is gone); false when there was none. */
+  forgetSitemap(chatbotId: number, sitemapId: number): Promise<boolean>;
   /** Records a page found unchanged: its validators and fetch time. False when the document is gone. */
   markFetched(chatbotId: number, documentId: number, validators: WebValidators): Promise<boolean>;
   /** Removes a document with its chunks and vectors; false when the chatbot has no such document. */

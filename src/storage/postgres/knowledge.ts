@@ -25,7 +25,13 @@ const webDocs = statement(
   "knowledge_web_documents",
   "SELECT id, source, content_hash, etag, last_modified FROM documents WHERE chatbot_id = $1 AND fetched_at IS NOT NULL ORDER BY id",
 );
-const botsWithWebDocs = statement("knowledge_chatbots_with_web_documents", "SELECT DISTINCT chatbot_id FROM documents WHERE fetched_at IS NOT NULL ORDER BY chatbot_id");
+const botsWithWebDocs = statement(
+  "knowledge_chatbots_with_web_documents",
+  "SELECT chatbot_id FROM documents WHERE fetched_at IS NOT NULL UNION SELECT chatbot_id FROM web_sitemaps ORDER BY 1",
+);
+const rememberSitemap = statement("knowledge_remember_sitemap", "INSERT INTO web_sitemaps (chatbot_id, url, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING");
+const sitemapsOf = statement("knowledge_sitemaps", "SELECT id, url FROM web_sitemaps WHERE chatbot_id = $1 ORDER BY id");
+const forgetSitemap = statement("knowledge_forget_sitemap", "DELETE FROM web_sitemaps WHERE id = $1 AND chatbot_id = $2");
 const markFetched = statement("knowledge_mark_fetched", "UPDATE documents SET etag = $3, last_modified = $4, fetched_at = $5 WHERE id = $1 AND chatbot_id = $2");
 const deleteChunks = statement("knowledge_delete_chunks", "DELETE FROM chunks WHERE document_id = $1");
 // A document's chunks and vectors in two statements, whatever their number.
@@ -136,6 +142,9 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
     documents: (chatbotId) => all(pool, list, [chatbotId]),
     webDocuments: (chatbotId) => all<WebDocument>(pool, webDocs, [chatbotId]),
     chatbotsWithWebDocuments: async () => (await all<{ chatbot_id: number }>(pool, botsWithWebDocs)).map((r) => r.chatbot_id),
+    rememberSitemap: async (chatbotId, url, now) => void (await run(pool, rememberSitemap, [chatbotId, url, now])),
+    sitemaps: (chatbotId) => all<{ id: number; url: string }>(pool, sitemapsOf, [chatbotId]),
+    forgetSitemap: async (chatbotId, sitemapId) => (await run(pool, forgetSitemap, [sitemapId, chatbotId])) > 0,
     markFetched: async (chatbotId, documentId, v) => (await run(pool, markFetched, [documentId, chatbotId, v.etag, v.last_modified, v.fetched_at])) > 0,
 
     removeDocument: (chatbotId, documentId) =>

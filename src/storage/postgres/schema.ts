@@ -270,6 +270,20 @@ export const documents = pgTable(
   ],
 );
 
+/** Sitemaps a chatbot's pages were ingested from: `kb sync` reads them again to add pages listed since. */
+export const webSitemaps = pgTable(
+  "web_sitemaps",
+  {
+    id: id(),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("web_sitemaps_chatbot_url_idx").on(t.chatbotId, t.url)],
+);
+
 export const chunks = pgTable(
   "chunks",
   {

@@ -28,7 +28,12 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
   const webDocs = sqlite.prepare<[number], WebDocument>(
     "SELECT id, source, content_hash, etag, last_modified FROM documents WHERE chatbot_id = ? AND fetched_at IS NOT NULL ORDER BY id",
   );
-  const botsWithWebDocs = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM documents WHERE fetched_at IS NOT NULL ORDER BY chatbot_id").pluck();
+  const botsWithWebDocs = sqlite
+    .prepare<[], number>("SELECT chatbot_id FROM documents WHERE fetched_at IS NOT NULL UNION SELECT chatbot_id FROM web_sitemaps ORDER BY 1")
+    .pluck();
+  const rememberSitemap = sqlite.prepare<[number, string, string]>("INSERT INTO web_sitemaps (chatbot_id, url, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
+  const sitemapsOf = sqlite.prepare<[number], { id: number; url: string }>("SELECT id, url FROM web_sitemaps WHERE chatbot_id = ? ORDER BY id");
+  const forgetSitemap = sqlite.prepare<[number, number]>("DELETE FROM web_sitemaps WHERE id = ? AND chatbot_id = ?");
   const markFetched = sqlite.prepare<[string | null, string | null, string, number, number]>(
     "UPDATE documents SET etag = ?, last_modified = ?, fetched_at = ? WHERE id = ? AND chatbot_id = ?",
   );
@@ -136,6 +141,15 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     },
     async markFetched(chatbotId, documentId, v) {
       return markFetched.run(v.etag, v.last_modified, v.fetched_at, documentId, chatbotId).changes > 0;
+    },
+    async rememberSitemap(chatbotId, url, now) {
+      rememberSitemap.run(chatbotId, url, now);
+    },
+    async sitemaps(chatbotId) {
+      return sitemapsOf.all(chatbotId);
+    },
+    async forgetSitemap(chatbotId, sitemapId) {
+      return forgetSitemap.run(sitemapId, chatbotId).changes > 0;
     },
     async removeDocument(chatbotId, documentId) {
       return removeDocument.immediate(chatbotId, documentId);
