@@ -43,6 +43,11 @@ export interface ResolvedRange {
   until: string;
 }
 
+// `Date.parse` reads a date-time without an offset as local time; reports are in UTC.
+const toMs = (value: string) => {
+  const t = value.trim();
+  return Date.parse(/T[^Z+-]*$/.test(t) ? `${t}Z` : t);
+};
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
@@ -54,8 +59,8 @@ const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
  * A reversed range is a 422.
  */
 export function resolveRange(q: { since?: string; until?: string }, now = Date.now()): ResolvedRange {
-  const until = q.until === undefined ? now : DATE.test(q.until.trim()) ? Date.parse(q.until.trim()) + DAY_MS - 1 : Date.parse(q.until.trim());
-  const since = q.since === undefined ? startOfDay(until) - (DEFAULT_DAYS - 1) * DAY_MS : Date.parse(q.since.trim());
+  const until = q.until === undefined ? now : DATE.test(q.until.trim()) ? toMs(q.until) + DAY_MS - 1 : toMs(q.until);
+  const since = q.since === undefined ? startOfDay(until) - (DEFAULT_DAYS - 1) * DAY_MS : toMs(q.since);
   if (since > until) throw ChatsvcError.validation({ since: ["The since field must be a date before until."] });
   return { since: new Date(since).toISOString(), until: new Date(until).toISOString() };
 }

@@ -14,6 +14,7 @@ import { registerOpenApi } from "./commands/openapi.js";
 import { registerOrgs } from "./commands/orgs.js";
 import { registerAudit, registerVisitors } from "./commands/privacy.js";
 import { registerServe } from "./commands/serve.js";
+import { registerStats } from "./commands/stats.js";
 import { registerUsers } from "./commands/users.js";
 import { registerWebhooks } from "./commands/webhooks.js";
 import { formatError } from "./output.js";
@@ -44,6 +45,7 @@ export function createProgram(): Command {
   registerExport(program);
   registerVisitors(program);
   registerAudit(program);
+  registerStats(program);
   registerOpenApi(program);
   registerConsoleLink(program);
   return program;

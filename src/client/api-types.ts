@@ -408,4 +408,65 @@ export interface AuditEntry {
   detail: Record<string, unknown>;
   counts: DeletedCounts;
   created_at: string;
+/** Query of `GET /analytics`: default the last 30 UTC days up to now, by day; a date-only `until` includes that day. */
+export interface AnalyticsQuery {
+  /** Chatbot slug of the caller's organisation; all of its chatbots when left out. */
+  /** ISO 8601 date or date-time. */
+  /** UTC days, or weeks from Monday. */
+  interval?: "day" | "week";
+
+/** Query of `GET /analytics/unanswered`. */
+export interface UnansweredQuery extends Omit<AnalyticsQuery, "interval"> {
+  page?: number | string;
+  per_page?: number | string;
+
+/** Query of `GET /analytics/sources`. */
+export interface SourcesQuery {
+  page?: number | string;
+  per_page?: number | string;
+
+/** What `GET /analytics` counts per bucket and in total. */
+export interface AnalyticsCounts {
+  visitor_messages: number;
+  /** Bot replies that were not the fallback (replaced replies and operator messages left out). */
+  answered: number;
+  cannot_answer: number;
+  /** Ratings of replies stored in the bucket. */
+  good_ratings: number;
+  bad_ratings: number;
+
+export interface AnalyticsBucket extends AnalyticsCounts {
+  /** First and last UTC day of the bucket, `YYYY-MM-DD`. */
+  start: string;
+  end: string;
+
+export interface AnalyticsOverview {
+  chatbot: string | null;
+  interval: "day" | "week";
+  since: string;
+  until: string;
+  timezone: "UTC";
+  /** Every bucket of the range, zeros where nothing happened. */
+  buckets: AnalyticsBucket[];
+  totals: AnalyticsCounts;
+
+/** Near-duplicate visitor questions whose replies could not answer or were rated bad. */
+export interface QuestionGroup {
+  question: string;
+  count: number;
+  cannot_answer: number;
+  bad_ratings: number;
+  last_asked_at: string;
+  example_conversation_id: number;
+  wordings: string[];
+
+/** A knowledge-base document and how often replies cited it. */
+export interface SourceStats {
+  document_id: number;
+  chatbot: string;
+  name: string;
+  type: string;
+  url: string | null;
+  cited: number;
+  last_cited_at: string | null;
 }

@@ -1,5 +1,7 @@
 import { createFetch, type FetchResponse } from "ofetch";
 import type {
+  AnalyticsOverview,
+  AnalyticsQuery,
   AccountInfo,
   AuditEntry,
   ConversationExportLine,
@@ -33,6 +35,10 @@ import type {
   StartedConversation,
   WidgetBudget,
   WidgetBudgetInput,
+  QuestionGroup,
+  SourceStats,
+  SourcesQuery,
+  UnansweredQuery,
 } from "./api-types.js";
 import { ChatsvcError } from "./error.js";
 import { readServerSentEvents } from "./sse.js";
@@ -280,6 +286,13 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
     },
     /** The organisation's audit log of erasures and retention passes, newest first. */
     audit: (query: { limit?: number } = {}, options?: RequestOptions) => call<Ok<AuditEntry[]>>("GET", "/audit", { ...options, query }),
+    analytics: {
+      /** Counts per UTC day or week (zero-filled) and totals: conversations, visitor messages, answered, cannot_answer, ratings, leads. */
+      overview: (query: AnalyticsQuery = {}, options?: RequestOptions) => call<Ok<AnalyticsOverview>>("GET", "/analytics", { ...options, query }),
+      /** Visitor questions the bot could not answer or whose reply was rated bad, near-duplicates grouped, most asked first. */
+      unanswered: (query: UnansweredQuery = {}, options?: RequestOptions) => call<PageOf<QuestionGroup>>("GET", "/analytics/unanswered", { ...options, query }),
+      /** Knowledge-base documents by how often replies cited them, never-cited ones included. */
+      sources: (query: SourcesQuery = {}, options?: RequestOptions) => call<PageOf<SourceStats>>("GET", "/analytics/sources", { ...options, query }),
     webhooks: {
       list: (options?: RequestOptions) => call<Ok<ListedWebhook[]>>("GET", "/webhooks", options),
       /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
+import { runCli } from "../support/cli.js";
 import { sqlOf } from "../support/sql.js";
 import { DOCS, ingestDocs, openConversation } from "../chat/helpers.js";
 
@@ -98,6 +99,12 @@ describe("GET /analytics", () => {
     expect(byDay["2025-03-10"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, cannot_answer: 1 });
     expect(byDay["2025-03-12"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, cannot_answer: 1 });
     expect(data.totals).toEqual({ conversations: 4, visitor_messages: 5, answered: 3, cannot_answer: 2, good_ratings: 1, bad_ratings: 1, leads: 1 });
+  });
+
+  it("reads a date-time without an offset as UTC", async () => {
+    const res = await h.call("/analytics?chatbot=shop&since=2025-03-05T09:00&until=2025-03-05T10:00:00");
+    expect(res.body.data).toMatchObject({ since: "2025-03-05T09:00:00.000Z", until: "2025-03-05T10:00:00.000Z" });
+    expect(res.body.data.totals.conversations).toBe(1);
   });
 
   it("groups by weeks starting Monday, and counts only what lies inside the range", async () => {
@@ -227,5 +234,40 @@ describe("refusals", () => {
       expect((await h.call(`${path}?chatbot=nope`)).status, path).toBe(403);
       expect((await h.call(path, { key: null })).status, path).toBe(401);
     }
+  });
+});
+
+describe("chatsvc stats", { timeout: 60_000 }, () => {
+  const stats = (...args: string[]) => runCli([...h.database.cliArgs, "stats", ...args]);
+
+  it("prints the API's figures as JSON, and as tables", async () => {
+    const json = await stats("shop", "--since", "2025-03-03", "--until", "2025-03-12", "--interval", "week", "--json");
+    expect(json.stderr).toBe("");
+    const out = json.json();
+    const api = await h.call("/analytics?chatbot=shop&since=2025-03-03&until=2025-03-12&interval=week");
+    expect(out.overview).toEqual(api.body.data);
+    expect(out.unanswered.data).toEqual((await h.call("/analytics/unanswered?chatbot=shop&since=2025-03-03&until=2025-03-12")).body.data);
+    expect(out.sources.data.map((s: { name: string; cited: number }) => [s.name, s.cited])).toEqual([["install.md", 2], ["billing.md", 1], ["faq.md", 0]]);
+
+    const table = await stats("shop", "--since", "2025-03-03", "--until", "2025-03-12");
+    expect(table.code).toBe(0);
+    const lines = table.stdout.split("\n");
+    expect(lines.find((l) => l.startsWith("2025-03-03"))!.split(/\s+/)).toEqual(["2025-03-03", "1", "2", "2", "0", "1", "0", "1"]);
+    expect(lines.find((l) => l.startsWith("2025-03-04"))!.split(/\s+/)).toEqual(["2025-03-04", "0", "0", "0", "0", "0", "0", "0"]);
+    expect(lines.find((l) => l.startsWith("total"))!.split(/\s+/)).toEqual(["total", "4", "5", "3", "2", "1", "1", "1"]);
+    expect(table.stdout).toMatch(/^2\s+2\s+0\s+2025-03-12T10:00:00.000Z\s+\d+\s+shipping to mars\?\?$/m);
+    expect(table.stdout).toMatch(/^0\s+-\s+shop\s+faq.md$/m);
+  });
+
+  it("refuses an unknown chatbot and bad values", async () => {
+    const unknown = await stats("nope");
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/^error: /);
+    const reversed = await stats("shop", "--since", "2025-03-10", "--until", "2025-03-01");
+    expect(reversed.code).not.toBe(0);
+    expect(reversed.stderr).toContain("since");
+    // Two organisations: without a chatbot, the organisation must be named.
+    expect((await stats()).stderr).toContain("--org");
+    expect((await stats("--org", String(other.organization.id), "--json")).json().overview.totals).toEqual(zero);
   });
 });

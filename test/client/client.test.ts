@@ -79,6 +79,13 @@ describe("the typed client against a real server", () => {
     const id = leads.data[0]!.id;
     expect((await client.leads.update(id, { company: "Example Ltd" })).data.company).toBe("Example Ltd");
     expect((await client.leads.get(id)).data.conversation.messages.length).toBeGreaterThan(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const week = await client.analytics.overview({ chatbot: "demo", since: today, interval: "week" });
+    expect(week.data.buckets).toHaveLength(1);
+    expect(week.data.totals.conversations).toBeGreaterThanOrEqual(2);
+    expect((await client.analytics.unanswered({ chatbot: "demo", per_page: 5 })).meta.per_page).toBe(5);
+    expect((await client.analytics.sources({ chatbot: "demo" })).data.length).toBeGreaterThan(0);
+    await expect(client.analytics.overview({ interval: "month" as never })).rejects.toMatchObject({ status: 422, errors: { interval: expect.any(Array) } });
     expect((await client.samples.lead()).data.agent.slug).toBe("support");
     expect((await client.samples.conversation()).data.status).toBe("active");
     expect((await client.openapi()).openapi).toBe("3.1.0");

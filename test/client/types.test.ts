@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect, expectTypeOf, it } from "vitest";
+import type * as Analytics from "../../src/analytics/index.js";
 import type * as Client from "../../src/client/index.js";
 import type * as Chat from "../../src/chat/chat.js";
 import type * as Chatbots from "../../src/core/chatbots.js";
@@ -66,6 +67,14 @@ it("the client's own copies of the API's shapes equal the server's (checked by t
   expectTypeOf<Client.BudgetName>().toEqualTypeOf<BudgetName>();
   expectTypeOf<Client.WidgetBudget>().toEqualTypeOf<WidgetBudget>();
   expectTypeOf<Client.WidgetBudgetInput>().toEqualTypeOf<WidgetBudgetInput>();
+  expectTypeOf<Client.AnalyticsQuery>().toEqualTypeOf<Analytics.OverviewQuery>();
+  expectTypeOf<Client.UnansweredQuery>().toEqualTypeOf<Analytics.UnansweredQuery>();
+  expectTypeOf<Client.SourcesQuery>().toEqualTypeOf<Analytics.SourcesQuery>();
+  expectTypeOf<Client.AnalyticsCounts>().toEqualTypeOf<Analytics.Counts>();
+  expectTypeOf<Client.AnalyticsBucket>().toEqualTypeOf<Analytics.BucketCounts>();
+  expectTypeOf<Client.AnalyticsOverview>().toEqualTypeOf<Analytics.AnalyticsOverview>();
+  expectTypeOf<Client.QuestionGroup>().toEqualTypeOf<Analytics.QuestionGroup>();
+  expectTypeOf<Client.SourceStats>().toEqualTypeOf<Analytics.SourceStats>();
 });
 
 it("src/client imports nothing from the server side: only its own files, the shared SSE parser and ofetch", () => {
