@@ -34,6 +34,7 @@ const SCENARIOS = [
   { id: 6, name: "webhooks", module: "./scenarios/webhooks.mjs" },
   { id: 8, name: "streaming", module: "./scenarios/streaming.mjs" },
   { id: 9, name: "npx first run", module: "./scenarios/npx.mjs" },
+  { id: 10, name: "analytics at 100k conversations", module: "./scenarios/analytics.mjs" },
   // Last: it reports the peak RSS the load scenarios saw.
   { id: 7, name: "memory and start-up", module: "./scenarios/memory.mjs" },
 ];
