@@ -408,25 +408,35 @@ export interface AuditEntry {
   detail: Record<string, unknown>;
   counts: DeletedCounts;
   created_at: string;
+}
+
 /** Query of `GET /analytics`: default the last 30 UTC days up to now, by day; a date-only `until` includes that day. */
 export interface AnalyticsQuery {
   /** Chatbot slug of the caller's organisation; all of its chatbots when left out. */
+  chatbot?: string;
   /** ISO 8601 date or date-time. */
+  since?: string;
+  until?: string;
   /** UTC days, or weeks from Monday. */
   interval?: "day" | "week";
+}
 
 /** Query of `GET /analytics/unanswered`. */
 export interface UnansweredQuery extends Omit<AnalyticsQuery, "interval"> {
   page?: number | string;
   per_page?: number | string;
+}
 
 /** Query of `GET /analytics/sources`. */
 export interface SourcesQuery {
+  chatbot?: string;
   page?: number | string;
   per_page?: number | string;
+}
 
 /** What `GET /analytics` counts per bucket and in total. */
 export interface AnalyticsCounts {
+  conversations: number;
   visitor_messages: number;
   /** Bot replies that were not the fallback (replaced replies and operator messages left out). */
   answered: number;
@@ -434,11 +444,14 @@ export interface AnalyticsCounts {
   /** Ratings of replies stored in the bucket. */
   good_ratings: number;
   bad_ratings: number;
+  leads: number;
+}
 
 export interface AnalyticsBucket extends AnalyticsCounts {
   /** First and last UTC day of the bucket, `YYYY-MM-DD`. */
   start: string;
   end: string;
+}
 
 export interface AnalyticsOverview {
   chatbot: string | null;
@@ -449,6 +462,7 @@ export interface AnalyticsOverview {
   /** Every bucket of the range, zeros where nothing happened. */
   buckets: AnalyticsBucket[];
   totals: AnalyticsCounts;
+}
 
 /** Near-duplicate visitor questions whose replies could not answer or were rated bad. */
 export interface QuestionGroup {
@@ -459,6 +473,7 @@ export interface QuestionGroup {
   last_asked_at: string;
   example_conversation_id: number;
   wordings: string[];
+}
 
 /** A knowledge-base document and how often replies cited it. */
 export interface SourceStats {

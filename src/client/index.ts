@@ -293,6 +293,7 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       unanswered: (query: UnansweredQuery = {}, options?: RequestOptions) => call<PageOf<QuestionGroup>>("GET", "/analytics/unanswered", { ...options, query }),
       /** Knowledge-base documents by how often replies cited them, never-cited ones included. */
       sources: (query: SourcesQuery = {}, options?: RequestOptions) => call<PageOf<SourceStats>>("GET", "/analytics/sources", { ...options, query }),
+    },
     webhooks: {
       list: (options?: RequestOptions) => call<Ok<ListedWebhook[]>>("GET", "/webhooks", options),
       /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */
