@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createAnalytics, type Analytics } from "./analytics/index.js";
 import { createChat, type Chat } from "./chat/chat.js";
+import { createCorrectionAnswers } from "./chat/corrections.js";
 import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
 import type { Branding } from "./core/branding.js";
 import { createChatbots, type Chatbots } from "./core/chatbots.js";
@@ -8,6 +9,7 @@ import { collectGarbage } from "./core/collect-garbage.js";
 import { resolveConfig, type ChatServiceOptions, type ResolvedConfig } from "./core/config.js";
 import { createConsoleSessions, type ConsoleSessions } from "./core/console-sessions.js";
 import { createConversations, type Conversations } from "./core/conversations.js";
+import { createCorrections, type Corrections } from "./core/corrections.js";
 import { createCredits, type Credits } from "./core/credits.js";
 import { createExports, type Exports } from "./core/exports.js";
 import { createEventBus, type EventBus, type EventListener, type EventName } from "./core/events.js";
@@ -24,6 +26,7 @@ import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
 import { scheduleSync } from "./knowledge/sync-schedule.js";
+import { hasQuestionWords } from "./knowledge/question-match.js";
 import type { Knowledge } from "./knowledge/types.js";
 import { createModels, type Models } from "./models/registry.js";
 import { createRenderer } from "./render/render.js";
@@ -48,6 +51,8 @@ export interface ChatService {
   readonly chat: Chat;
   /** Leads captured in conversations. */
   readonly leads: Leads;
+  /** Each chatbot's answer corrections: questions answered with a stored answer instead of the model. */
+  readonly corrections: Corrections;
   /** Monthly credits per organisation. */
   readonly credits: Credits;
   /** Reports: counts per day or week, unanswered questions, cited documents. */
@@ -165,7 +170,20 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   const analytics = createAnalytics(storage.analytics, chatbots);
   const leads = createLeads(storage.leads, { chatbots, conversations, messages, events });
   const renderer = createRenderer({ inThread: !config.renderWorker });
-  const chat = createChat({ config, store: storage.conversations, chatbots, conversations, messages, credits, knowledge, models, events, renderer });
+  const corrections = createCorrections(storage.corrections, { chatbots, conversations, matchable: hasQuestionWords, render: (markdown) => renderer.render(markdown) });
+  const chat = createChat({
+    config,
+    store: storage.conversations,
+    chatbots,
+    conversations,
+    messages,
+    credits,
+    knowledge,
+    models,
+    events,
+    renderer,
+    corrections: createCorrectionAnswers(storage.corrections, knowledge),
+  });
   const widgetBudgets = createWidgetBudgets(storage.widgetBudgets, { config, events, record: (event) => storage.outbox.record(event) });
   // A running request holds its key as long as a send can take, and a minute more.
   const idempotency = createIdempotency(storage.idempotency, { leaseMs: config.modelTimeoutMs + 60_000 });
@@ -192,6 +210,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     conversations,
     chat,
     leads,
+    corrections,
     credits,
     analytics,
     exports,

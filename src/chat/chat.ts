@@ -17,6 +17,7 @@ import { buildPrompt } from "../models/prompt.js";
 import type { Models } from "../models/registry.js";
 import type { ChatModel, ChatRequest, PromptMessage } from "../models/types.js";
 import type { Renderer } from "../render/render.js";
+import type { CorrectionAnswers, MatchedCorrection } from "./corrections.js";
 
 /** One entry of a send-message reply's `actions`: what an event set in motion. */
 export interface EventAction {
@@ -128,6 +129,7 @@ export interface ChatDeps {
   models: Models;
   events: EventBus;
   renderer: Renderer;
+  corrections: CorrectionAnswers;
 }
 
 /** What one generation produced, before anything is stored. */
@@ -151,6 +153,20 @@ export function toSources(chunks: RetrievedChunk[]): Source[] {
   return [...byDocument.values()];
 }
 
+/** The model name replies answered by an answer correction carry (no model was called). */
+export const CORRECTION_MODEL = "correction";
+
+/** The source naming the correction a reply came from. */
+export function correctionSource({ correction, score }: MatchedCorrection): Source {
+  return {
+    name: correction.source_name ?? correction.question,
+    type: "correction",
+    score: Math.round(score * 10_000) / 10_000,
+    id: correction.id,
+    ...(correction.source_url ? { url: correction.source_url } : {}),
+  };
+}
+
 /** Earlier turns as a model sees them: plain text, regenerated replies left out, before message `beforeId`. */
 function toPrompt(rows: MessageRecord[], beforeId = Number.MAX_SAFE_INTEGER): PromptMessage[] {
   // A person's replies are the service's side of the conversation too: the model sees them as assistant turns.
@@ -171,7 +187,7 @@ const toActions = (recorded: RecordedEvent[]): EventAction[] => recorded.map(({ 
  * const { data, meta } = await service.chat.send(orgId, "demo", conversationId, { message: "How do I install it?" });
  */
 export function createChat(deps: ChatDeps) {
-  const { config, store, chatbots, conversations, messages, credits, knowledge, models, events, renderer } = deps;
+  const { config, store, chatbots, conversations, messages, credits, knowledge, models, events, renderer, corrections } = deps;
   const specOf = (bot: Chatbot) => bot.model ?? config.chatModel;
 
   const creditMeta = (record: CreditRecord, cost: number): CreditMeta => {
@@ -183,7 +199,8 @@ export function createChat(deps: ChatDeps) {
     new ChatsvcError(500, MODEL_FAILED_MESSAGE, { details: { conversation_id: conversationId }, cause });
 
   /**
-   * Retrieval and the model call. What goes wrong with a provider (the model, the
+   * A correction matching the question answers it: no retrieval, no model call.
+   * Else retrieval and the model call. What goes wrong with a provider (the model, the
    * embedder, their deadline) is the provider's failure: 500 with the conversation id.
    */
   const generate = async (bot: Chatbot, conversationId: number, question: string, history: PromptMessage[], options: AnswerOptions): Promise<Generated> => {
@@ -193,8 +210,10 @@ export function createChat(deps: ChatDeps) {
     // jsdom loads (0.5-1 s, more on a busy host) while retrieval and the model work.
     renderer.warm();
     let context: RetrievedChunk[];
+    let corrected: MatchedCorrection | undefined;
     try {
-      context = await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
+      corrected = await untilAborted(corrections.find(bot.id, question), call.signal);
+      context = corrected ? [] : await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
     } catch (error) {
       // The embedder is a provider (its failures are ChatsvcErrors) and the call's deadline is the model's;
       // anything else (the database) is the service's own failure and reaches the edge as that.
@@ -204,6 +223,12 @@ export function createChat(deps: ChatDeps) {
       throw failure;
     }
     try {
+      if (corrected) {
+        options.onDelta?.(corrected.correction.answer);
+        const html = await renderer.render(corrected.correction.answer);
+        if (html === "") throw new Error("The correction's answer was empty once sanitised");
+        return { html, sources: [correctionSource(corrected)], cannotAnswer: false, model: CORRECTION_MODEL, responseMs: elapsed(started) };
+      }
       const fallback = async () => {
         const message = bot.fallback_message.trim() || DEFAULT_MESSAGES.fallback_message;
         options.onDelta?.(message);

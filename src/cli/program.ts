@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { registerBots } from "./commands/bots.js";
 import { registerConsoleLink } from "./commands/console-link.js";
 import { registerConversations } from "./commands/conversations.js";
+import { registerCorrections } from "./commands/corrections.js";
 import { registerCredits } from "./commands/credits.js";
 import { registerDb } from "./commands/db.js";
 import { registerExport } from "./commands/export.js";
@@ -40,6 +41,7 @@ export function createProgram(): Command {
   registerIngest(program);
   registerKb(program);
   registerConversations(program);
+  registerCorrections(program);
   registerCredits(program);
   registerWebhooks(program);
   registerExport(program);

@@ -64,14 +64,17 @@ export interface ChatbotDetail extends ChatbotListItem {
   handoff_enabled: boolean;
 }
 
-/** A knowledge source a reply drew from. */
+/** A knowledge source a reply drew from, or the answer correction that gave the reply. */
 export interface Source {
+  /** The document's name; for a correction its `source_name`, else its question. */
   name: string;
-  /** `file` or `url`. */
+  /** `file`, `url` or `correction`. */
   type: string;
   /** Relevance in 0..1. */
   score: number;
-  /** Set for web pages; a clickable link when `type` is `url`. */
+  /** The correction's id, for `type` `correction`. */
+  id?: number;
+  /** Set for web pages (a clickable link when `type` is `url`), and for a correction given a `source_url`. */
   url?: string;
   /** A file's title (its first heading), when it has one other than its name. */
   title?: string;
@@ -307,6 +310,30 @@ export interface Lead {
 export interface LeadDetail extends Lead {
   conversation: { id: number; messages: Message[] };
 }
+
+/** An answer correction: a visitor question matching `question` is answered with `answer`, without a model call. */
+export interface Correction {
+  id: number;
+  question: string;
+  /** Markdown, as given. */
+  answer: string;
+  source_name: string | null;
+  source_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CorrectionInput {
+  question: string;
+  answer: string;
+  source_name?: string | null;
+  source_url?: string | null;
+}
+
+export type CorrectionUpdateInput = Partial<CorrectionInput>;
+
+/** Body of `POST /conversations/{id}/messages/{message_id}/correct`: the question is the visitor message the reply answered. */
+export type CorrectMessageInput = Omit<CorrectionInput, "question">;
 
 export interface RegisterWebhookInput {
   /** http(s) URL; registering a URL the organisation already has updates that webhook. */

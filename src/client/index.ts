@@ -15,6 +15,10 @@ import type {
   ConversationHistory,
   ConversationListQuery,
   ConversationRecord,
+  CorrectionInput,
+  CorrectionUpdateInput,
+  CorrectMessageInput,
+  Correction,
   CreditMeta,
   EndedConversation,
   Lead,
@@ -269,6 +273,22 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       export: (query: ExportQuery = {}, options?: RequestOptions) => download("/conversations/export", query, options),
       /** The conversation export as records, one at a time while they stream in (memory stays flat). */
       exportRecords: (query: Omit<ExportQuery, "format"> = {}, options?: RequestOptions) => records<ConversationExportLine>("/conversations/export", query, options),
+      /** Turns an assistant reply into an answer correction for the visitor question before it. */
+      correctMessage: (id: number, messageId: number, input: CorrectMessageInput, options?: IdempotentOptions) =>
+        call<Ok<Correction>>("POST", `/conversations/${idSegment(id)}/messages/${idSegment(messageId)}/correct`, { ...options, body: input }),
+    },
+    corrections: {
+      /** A chatbot's answer corrections, newest first. */
+      list: (slug: string, query: Pick<PageQuery, "page" | "per_page"> = {}, options?: RequestOptions) =>
+        call<PageOf<Correction>>("GET", chatbotPath(slug, undefined, "/corrections"), { ...options, query }),
+      /** Adds a correction: matching visitor questions get `answer` instead of a model reply. */
+      create: (slug: string, input: CorrectionInput, options?: IdempotentOptions) =>
+        call<Ok<Correction>>("POST", chatbotPath(slug, undefined, "/corrections"), { ...options, body: input }),
+      /** Partial update: fields left out keep their value; null clears `source_name` or `source_url`. */
+      update: (slug: string, id: number, patch: CorrectionUpdateInput, options?: RequestOptions) =>
+        call<Ok<Correction>>("PUT", chatbotPath(slug, undefined, `/corrections/${idSegment(id)}`), { ...options, body: patch }),
+      delete: (slug: string, id: number, options?: RequestOptions) =>
+        call<Ok<{ id: number }>>("DELETE", chatbotPath(slug, undefined, `/corrections/${idSegment(id)}`), options),
     },
     leads: {
       list: (query: PageQuery = {}, options?: RequestOptions) => call<PageOf<Lead>>("GET", "/leads", { ...options, query }),

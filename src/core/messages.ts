@@ -2,14 +2,17 @@ import { brandingElement, type Branding } from "./branding.js";
 import type { ResolvedConfig } from "./config.js";
 import type { ConversationStore, MessageRecord } from "./storage/index.js";
 
-/** A knowledge source a reply drew from. */
+/** A knowledge source a reply drew from, or the answer correction that gave the reply. */
 export interface Source {
+  /** The document's name; for a correction its `source_name`, else its question. */
   name: string;
-  /** `file` or `url`. */
+  /** `file`, `url` or `correction`. */
   type: string;
   /** Relevance in 0..1. */
   score: number;
-  /** Set for web pages; a clickable link when `type` is `url`. */
+  /** The correction's id, for `type` `correction`. */
+  id?: number;
+  /** Set for web pages (a clickable link when `type` is `url`), and for a correction given a `source_url`. */
   url?: string;
   /** A file's title (its first heading), when it has one other than its name. */
   title?: string;

@@ -10,6 +10,7 @@ import { accountRoutes } from "./routes/account.js";
 import { analyticsRoutes } from "./routes/analytics.js";
 import { chatbotRoutes } from "./routes/chatbots.js";
 import { conversationRoutes } from "./routes/conversations.js";
+import { correctionRoutes } from "./routes/corrections.js";
 import { leadRoutes } from "./routes/leads.js";
 import { openApiRoute } from "./routes/openapi.js";
 import { privacyRoutes } from "./routes/privacy.js";
@@ -30,6 +31,7 @@ export const apiRoutes: RouteDefinition[] = [
   // Before the `/:id` routes they share a prefix with.
   ...privacyRoutes,
   ...conversationRoutes,
+  ...correctionRoutes,
   ...leadRoutes,
   ...analyticsRoutes,
   ...sampleRoutes,

@@ -35,6 +35,7 @@ const TAGS = [
   { name: "Account", description: "The API key's account" },
   { name: "Chatbots", description: "Build a chat interface: chatbot configuration, conversations, messages, leads" },
   { name: "Conversations", description: "Account level: read, add to, hand to a person and back, and end any conversation of the organisation" },
+  { name: "Corrections", description: "Answer corrections: questions a chatbot answers with a stored answer instead of the model" },
   { name: "Leads", description: "Contact details captured in conversations" },
   { name: "Analytics", description: "Account level: counts per day or week, unanswered questions, cited documents" },
   { name: "Privacy", description: "Exports, visitor erasure and the audit log of erasures and retention" },

@@ -5,6 +5,7 @@ import type { ChangeFeed, KnowledgeStore, LeaseStore } from "../core/storage/ind
 import { createEmbedder, type Embedder } from "./embedders/index.js";
 import { ingest } from "./ingest.js";
 import { reindex } from "./reindex.js";
+import { createQuestionMatcher } from "./question-match.js";
 import { createHybridSearch } from "./search.js";
 import { syncChatbot } from "./sync.js";
 import { createSyncRounds } from "./sync-round.js";
@@ -30,6 +31,7 @@ export function createKnowledge(
   let model: Embedder | undefined;
   const embedder = () => (model ??= createEmbedder(config.embedModel, config));
   const hybrid = createHybridSearch({ store, vectors, embedder });
+  const closestQuestion = createQuestionMatcher(embedder);
   const deps = { store, vectors, embedder, chunking: config.chunking, fetching: config.ingest };
   const idOf = async (slug: string) => (await chatbots.get(slug)).id;
   const rounds = createSyncRounds(deps, leases, chatbots);
@@ -53,5 +55,6 @@ export function createKnowledge(
     sync: async (slug, options) => syncChatbot(deps, await idOf(slug), options),
     syncAll: (options) => rounds.syncAll(options),
     onSyncRound: (listener) => rounds.onSyncRound(listener),
+    closestQuestion,
   };
 }

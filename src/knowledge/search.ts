@@ -9,13 +9,13 @@ import type { RetrievedChunk } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
 
 /** Longer questions add nothing to retrieval but cost embedding and matching time. */
-const MAX_QUERY_CHARS = 2000;
+export const MAX_QUERY_CHARS = 2000;
 /** The usual reciprocal-rank-fusion constant. */
 const RRF_K = 60;
 /** Relevance added for a heading path that covers the whole question: the heading names what its section answers. */
 const HEADING_BONUS = 0.1;
 /** Related words (query expansion) count this much of the words actually asked: in the query vector and in word coverage. */
-const EXPANSION_WEIGHT = 0.5;
+export const EXPANSION_WEIGHT = 0.5;
 
 export interface SearchDeps {
   store: KnowledgeStore;
@@ -149,7 +149,7 @@ function round(n: number): number {
 }
 
 /** `a + weight * b`, L2-normalised: the asked words' vector nudged towards their related words. */
-function combine(a: Float32Array, b: Float32Array, weight: number): Float32Array {
+export function combine(a: Float32Array, b: Float32Array, weight: number): Float32Array {
   const out = new Float32Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = a[i]! + weight * b[i]!;
   return normalize(out);

@@ -1,4 +1,7 @@
 import type { DocumentRecord } from "../core/storage/index.js";
+import type { QuestionCandidate, QuestionMatch } from "./question-match.js";
+
+export type { QuestionCandidate, QuestionMatch } from "./question-match.js";
 
 /** A chunk found for a query, with what `sources` shows about its document. */
 export interface RetrievedChunk {
@@ -131,4 +134,10 @@ export interface Knowledge {
   syncAll(options?: { ifOlderThanMs?: number; signal?: AbortSignal }): Promise<SyncRound | undefined>;
   /** Calls `listener` after each {@link syncAll} round this service ran. Returns a function that unsubscribes. */
   onSyncRound(listener: (round: SyncRound) => void): () => void;
+  /**
+   * The stored question (e.g. an answer correction's) that a visitor question
+   * asks, with retrieval's word handling and embedder, when one reaches the
+   * match threshold (see src/knowledge/question-match.ts); else undefined.
+   */
+  closestQuestion(question: string, candidates: readonly QuestionCandidate[]): Promise<QuestionMatch | undefined>;
 }

@@ -23,6 +23,7 @@ export const COPIED_TABLES: PgTable[] = [
   pgSchema.messages,
   pgSchema.leads,
   pgSchema.sourceCitations,
+  pgSchema.corrections,
   pgSchema.creditLedger,
   pgSchema.webhooks,
   pgSchema.webhookDeliveries,

@@ -7,6 +7,7 @@ import type * as Chat from "../../src/chat/chat.js";
 import type * as Chatbots from "../../src/core/chatbots.js";
 import type { Branding } from "../../src/core/branding.js";
 import type * as Conversations from "../../src/core/conversations.js";
+import type * as Corrections from "../../src/core/corrections.js";
 import type { FieldErrors } from "../../src/core/errors.js";
 import type { AgentRef, EventName } from "../../src/core/events.js";
 import type { EventAction } from "../../src/chat/chat.js";
@@ -61,6 +62,10 @@ it("the client's own copies of the API's shapes equal the server's (checked by t
   expectTypeOf<Client.CapturedLead>().toEqualTypeOf<Leads.CapturedLead>();
   expectTypeOf<Client.Lead>().toEqualTypeOf<Leads.Lead>();
   expectTypeOf<Client.LeadDetail>().toEqualTypeOf<Leads.LeadDetail>();
+  expectTypeOf<Client.Correction>().toEqualTypeOf<Corrections.Correction>();
+  expectTypeOf<Client.CorrectionInput>().toEqualTypeOf<Corrections.CorrectionInput>();
+  expectTypeOf<Client.CorrectionUpdateInput>().toEqualTypeOf<Corrections.CorrectionUpdateInput>();
+  expectTypeOf<Client.CorrectMessageInput>().toEqualTypeOf<Corrections.CorrectMessageInput>();
   expectTypeOf<Client.RegisterWebhookInput>().toEqualTypeOf<RegisterWebhookInput>();
   expectTypeOf<Client.RegisteredWebhookData>().toEqualTypeOf<RegisteredWebhookData>();
   expectTypeOf<Client.ListedWebhook>().toEqualTypeOf<ListedWebhook>();

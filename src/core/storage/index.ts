@@ -24,6 +24,7 @@
  * - conversations.storeMessage: re-check + the message + `last_message_at` + outbox rows when an event is given.
  * - conversations.setHandling: re-check + `handling` (and `handed_off_at` the first time) + outbox rows when it changed.
  * - leads.capture: the insert + the `lead_captured` outbox rows.
+ * - corrections.fromMessage: the reply and question lookups with the insert.
  * - knowledge.writeBatch: embedder record + every document, chunk, full-text row and vector of the batch.
  * - knowledge.removeDocument: the document with its chunks, full-text rows and vectors.
  * - knowledge.replaceVectors: the optional wipe + embedder record + every vector.
@@ -51,6 +52,7 @@ import type { ChangeFeed } from "./changes.js";
 import type { ChatbotStore } from "./chatbots.js";
 import type { ConsoleSessionStore } from "./console-sessions.js";
 import type { ConversationStore } from "./conversations.js";
+import type { CorrectionStore } from "./corrections.js";
 import type { CreditStore } from "./credits.js";
 import type { KnowledgeStore } from "./knowledge.js";
 import type { LeadStore } from "./leads.js";
@@ -70,6 +72,7 @@ export type * from "./changes.js";
 export type * from "./chatbots.js";
 export type * from "./console-sessions.js";
 export type * from "./conversations.js";
+export type * from "./corrections.js";
 export type * from "./credits.js";
 export type * from "./events.js";
 export type * from "./idempotency.js";
@@ -104,6 +107,7 @@ export interface Storage {
   readonly credits: CreditStore;
   readonly leads: LeadStore;
   readonly analytics: AnalyticsStore;
+  readonly corrections: CorrectionStore;
   readonly knowledge: KnowledgeStore;
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;

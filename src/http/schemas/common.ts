@@ -31,13 +31,14 @@ export const agentSchema = z
 
 export const sourceSchema = z
   .strictObject({
-    name: z.string(),
-    type: z.string().meta({ description: "`file` or `url`" }),
+    name: z.string().meta({ description: "The document's name; for a correction its `source_name`, else its question" }),
+    type: z.string().meta({ description: "`file`, `url` or `correction` (the reply is an answer correction's answer)" }),
     score: z.number().meta({ description: "Relevance in 0..1" }),
-    url: z.string().optional().meta({ description: "Set for web pages; a clickable link when `type` is `url`" }),
+    id: integer.optional().meta({ description: "The correction's id, for `type` `correction`" }),
+    url: z.string().optional().meta({ description: "Set for web pages (a clickable link when `type` is `url`), and for a correction given a `source_url`" }),
     title: z.string().optional().meta({ description: "A file's title (its first heading), when it has one other than its name" }),
   })
-  .meta({ id: "Source", description: "A knowledge source a reply drew from" }) satisfies z.ZodType<Source>;
+  .meta({ id: "Source", description: "A knowledge source a reply drew from, or the answer correction that gave the reply" }) satisfies z.ZodType<Source>;
 
 export const messageSchema = z
   .strictObject({

@@ -7,3 +7,4 @@ export * from "./leads.js";
 export * from "./webhooks.js";
 export * from "./analytics.js";
 export * from "./privacy.js";
+export * from "./corrections.js";

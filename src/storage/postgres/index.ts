@@ -6,6 +6,7 @@ import { createChangeFeed } from "./changes.js";
 import { createPgChatbotStore } from "./chatbots.js";
 import { run, statement } from "./client.js";
 import { createPgConversationStore } from "./conversations.js";
+import { createPgCorrectionStore } from "./corrections.js";
 import { createPgCreditStore } from "./credits.js";
 import { createPgKeyStore } from "./keys.js";
 import { createPgKnowledgeStore } from "./knowledge.js";
@@ -76,6 +77,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     credits: createPgCreditStore(pool),
     leads: createPgLeadStore(pool, encodeEvent, queued),
     analytics: createPgAnalyticsStore(pool),
+    corrections: createPgCorrectionStore(pool),
     knowledge: createPgKnowledgeStore(pool),
     webhooks: createPgWebhookStore(pool),
     outbox: createPgOutboxStore(pool, encodeEvent, queued),

@@ -175,6 +175,24 @@ export const leads = pgTable(
   (t) => [index("leads_org_created_idx").on(t.organizationId, t.createdAt), index("leads_chatbot_created_idx").on(t.chatbotId, t.createdAt)],
 );
 
+/** Answer corrections: a chatbot answers a visitor question matching `question` with `answer` (Markdown). */
+export const corrections = pgTable(
+  "corrections",
+  {
+    id: id(),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    question: text("question").notNull(),
+    answer: text("answer").notNull(),
+    sourceName: text("source_name"),
+    sourceUrl: text("source_url"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("corrections_chatbot_idx").on(t.chatbotId)],
+);
+
 export const creditLedger = pgTable(
   "credit_ledger",
   {

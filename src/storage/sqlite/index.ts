@@ -3,6 +3,7 @@ import { createLeaseStore } from "./leases.js";
 import { createAnalyticsStore } from "./analytics.js";
 import { createChatbotStore } from "./chatbots.js";
 import { createConversationStore } from "./conversations.js";
+import { createCorrectionStore } from "./corrections.js";
 import { createCredits } from "./credits.js";
 import { createRecorder } from "./events.js";
 import { exposedDatabaseFiles } from "./file-permissions.js";
@@ -55,6 +56,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       credits: credits.store,
       leads: createLeadStore(sqlite, record),
       analytics: createAnalyticsStore(sqlite),
+      corrections: createCorrectionStore(sqlite),
       knowledge: createKnowledgeStore(sqlite),
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record),
