@@ -75,6 +75,20 @@ describe("real answers match the documented response schemas", () => {
     const lead = await call("submitLead", { params: conversation, ...json({ name: "Ana", email: "ana@example.com", message: "Call me" }) });
     const leadId = lead.body.data.lead_id as number;
 
+    const correction = await call("createCorrection", { params: { slug: "demo" }, ...json({ question: "Do you ship to Canada?", answer: "Yes, in **5** days.", source_url: "https://example.com/shipping" }) });
+    await call("createCorrection", { params: { slug: "demo" }, ...json({ question: "" }) });
+    await call("listCorrections", { params: { slug: "demo" }, query: { per_page: "1" } });
+    await call("listCorrections", { params: { slug: "nope" } });
+    const correctionId = correction.body.data.id as number;
+    await call("updateCorrection", { params: { slug: "demo", id: correctionId }, ...json({ source_name: "Shipping FAQ" }) });
+    await call("updateCorrection", { params: { slug: "demo", id: 999_999 }, ...json({ answer: "No." }) });
+    const corrected = await call("sendMessage", { params: conversation, ...json({ message: "Do you ship to Canada?" }) });
+    expect(corrected.body.data.sources).toEqual([{ type: "correction", id: correctionId, name: "Shipping FAQ", score: 1, url: "https://example.com/shipping" }]);
+    await call("correctMessage", { params: { id, message_id: corrected.body.data.message_id }, ...json({ answer: "Yes, in **4** days." }) });
+    await call("correctMessage", { params: { id, message_id: corrected.body.data.message_id }, ...json({}) });
+    await call("deleteCorrection", { params: { slug: "demo", id: correctionId } });
+    await call("deleteCorrection", { params: { slug: "demo", id: correctionId } });
+
     await call("listConversations", { query: { per_page: "1" } });
     await call("listConversations", { query: { per_page: "0" } });
     await call("getConversation", { params: { id } });

@@ -83,6 +83,8 @@ describe("chatsvc db copy", () => {
     expect((await before.call(`${messages}/rate`, { json: { message_id: second.body.data.message_id, rating: "bad" } })).status).toBe(200);
     expect((await before.call(`/chatbots/demo/conversations/${conversationId}/leads`, { json: { name: "Ada", email: "ada@example.com" } })).status).toBe(201);
     expect((await before.call("/chatbots/demo/widget-budget", { method: "PUT", json: { visitor_per_day: 7 } })).status).toBe(200);
+    const correction = await before.call("/chatbots/demo/corrections", { json: { question: "Do you ship to Canada?", answer: "Yes, in 5 days.", source_name: "Shipping" } });
+    expect(correction.status).toBe(201);
     await receiver.waitFor(3); // two message_received delivered, the lead's attempt hanging
     // An erasure that found nothing still leaves its audit row; retention is an organisation setting.
     expect((await before.call("/visitors?visitor_id=someone-else", { method: "DELETE" })).status).toBe(200);
@@ -101,6 +103,7 @@ describe("chatsvc db copy", () => {
       sources: (await before.call("/analytics/sources?chatbot=demo&per_page=100")).body.data,
       audit: (await before.call("/audit")).body.data,
       org: await before.service.orgs.get(tenant.organization.id),
+      corrections: (await before.call("/chatbots/demo/corrections")).body.data,
     };
     expect(seen.sources.some((s: { cited: number }) => s.cited > 0)).toBe(true);
     expect(seen.hits.length).toBeGreaterThan(0);
@@ -112,7 +115,7 @@ describe("chatsvc db copy", () => {
     expect(copy.code).toBe(0);
     const copied = copy.json();
     expect(copied.to).toBe(target);
-    expect(copied.tables).toMatchObject({ organizations: 1, users: 1, api_keys: 1, chatbots: 1, conversations: 1, messages: 4, leads: 1, credit_ledger: 1, webhooks: 1, webhook_deliveries: 3, settings: 2, widget_budgets: 1, idempotency_keys: 1, audit_log: 1 });
+    expect(copied.tables).toMatchObject({ organizations: 1, users: 1, api_keys: 1, chatbots: 1, conversations: 1, messages: 4, leads: 1, credit_ledger: 1, webhooks: 1, webhook_deliveries: 3, settings: 2, widget_budgets: 1, idempotency_keys: 1, audit_log: 1, corrections: 1 });
     expect(copied.tables.documents).toBeGreaterThan(DOCS.length); // the demo docs first-run setup ingests, and ours
     expect(copied.tables.chunks).toBeGreaterThan(1);
     expect(copied.tables.chunk_embeddings).toBe(copied.tables.chunks);
@@ -140,6 +143,9 @@ describe("chatsvc db copy", () => {
       expect((await after.call("/analytics/sources?chatbot=demo&per_page=100")).body.data).toEqual(seen.sources);
       expect((await after.call("/audit")).body.data).toEqual(seen.audit);
       expect(await after.service.orgs.get(tenant.organization.id)).toEqual(seen.org);
+      expect((await after.call("/chatbots/demo/corrections")).body.data).toEqual(seen.corrections);
+      const nextCorrection = await after.call("/chatbots/demo/corrections", { json: { question: "Do you ship to Mexico?", answer: "Not yet." } });
+      expect(nextCorrection.body.data.id).toBeGreaterThan(correction.body.data.id);
       // A retry of a request answered before the move gets the same answer, and is not charged again.
       const replay = await after.call(messages, { json: { message: "How much is the Pro plan?" }, headers: { "idempotency-key": "first-question" } });
       expect(replay.headers.get("idempotency-replayed")).toBe("true");
