@@ -7,7 +7,7 @@ import { syncChatbot } from "./sync.js";
 import type { SyncRound } from "./types.js";
 
 /** The lease every instance asks for before a round. */
-export const SYNC_LEASE = "knowledge.sync";
+const SYNC_LEASE = "knowledge.sync";
 /** A holder that dies frees the lease after this; a live one renews it at a third of it. */
 const LEASE_TTL_MS = 10 * 60_000;
 
@@ -30,6 +30,7 @@ export function createSyncRounds(deps: IngestDeps, leases: LeaseStore, chatbots:
   return {
     async syncAll({ ifOlderThanMs, signal }: { ifOlderThanMs?: number; signal?: AbortSignal } = {}): Promise<SyncRound | undefined> {
       if (!(await leases.acquire(SYNC_LEASE, holder, { ttlMs: LEASE_TTL_MS, ...(ifOlderThanMs !== undefined && { minIntervalMs: ifOlderThanMs }) }))) return undefined;
+      // A failed renewal (database briefly away) is retried at the next one; only if all fail does the lease lapse.
       const renew = setInterval(() => void leases.acquire(SYNC_LEASE, holder, { ttlMs: LEASE_TTL_MS }).catch(() => {}), LEASE_TTL_MS / 3);
       renew.unref();
       const round: SyncRound = { chatbots: [], aborted: false };
