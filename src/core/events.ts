@@ -137,12 +137,19 @@ export function createEventBus(reportError: (error: unknown) => void = (e) => co
 
 /**
  * The conversation an event's payload is about, or null: the outbox keeps it
- * beside the payload so erasing a visitor can find the deliveries that would
- * still send their data. Events named `conversation_*` carry the conversation
- * itself; others name it as `conversation_id` when they concern one.
+ * beside the payload so erasing a visitor finds the deliveries that would
+ * still send their data. A new event must say here (the switch is exhaustive).
  */
 export function conversationOf(event: DomainEvent): number | null {
-  const data = event.data as unknown as Record<string, unknown>;
-  if (event.name.startsWith("conversation_") && typeof data.id === "number") return data.id;
-  return typeof data.conversation_id === "number" ? data.conversation_id : null;
+  switch (event.name) {
+    case "conversation_started":
+    case "conversation_ended":
+    case "handoff_requested":
+      return event.data.id;
+    case "message_received":
+    case "lead_captured":
+      return event.data.conversation_id;
+    case "budget_exhausted":
+      return null;
+  }
 }

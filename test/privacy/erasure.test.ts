@@ -23,7 +23,7 @@ beforeAll(async () => {
   h = await startHarness({ webhooks: { allowPrivateNetworks: true, retryDelaysMs: [600_000] } });
   acme = h.tenant.organization.id;
   other = await addTenant(h.service, "Other");
-  const events = ["conversation_started", "message_received", "lead_captured", "conversation_ended"] as const;
+  const events = ["conversation_started", "message_received", "lead_captured", "conversation_ended", "handoff_requested"] as const;
   await h.service.webhooks.register(acme, { url: "http://127.0.0.1:9/acme", events: [...events] });
   await h.service.webhooks.register(other.organization.id, { url: "http://127.0.0.1:9/other", events: [...events] });
 
@@ -35,6 +35,8 @@ beforeAll(async () => {
   };
   await open("byVisitor", acme, "demo", { visitor_id: "v-shared", visitor_name: "Zelda Erasable" }, ["my order 4471", "my address is 1 Erasure Lane"], { email: "zelda@example.com" });
   await open("byVisitorEmail", acme, "demo", { visitor_email: "Shared@Example.com" }, ["hello"]);
+  // Its handoff_requested delivery carries the visitor's e-mail too.
+  await h.service.conversations.requestHandoff(acme, "demo", ids.byVisitorEmail!, { reason: "a person please" });
   await open("byLeadEmail", acme, "demo", { visitor_id: "v-keep" }, ["call me"], { name: "Sam", email: "SHARED@example.com" });
   await open("unrelated", acme, "demo", { visitor_id: "v-unrelated" }, ["unrelated question"]);
   await open("theirs", other.organization.id, other.chatbot.slug, { visitor_id: "v-shared", visitor_email: "shared@example.com", visitor_name: "Other Keeper" }, ["theirs"], {
@@ -69,8 +71,8 @@ describe("DELETE /visitors", () => {
   it("by email (any case): the conversations whose visitor e-mail or a lead's e-mail it is", async () => {
     const res = await h.call(`/visitors?email=${encodeURIComponent("sHaReD@example.COM")}`, { method: "DELETE" });
     expect(res.status).toBe(200);
-    // Outbox rows: both conversations' starts and messages, and the lead.
-    expect(res.body.data).toEqual({ conversations: 2, messages: 2, leads: 1, webhook_deliveries: 5 });
+    // Outbox rows: both conversations' starts and messages, the handoff request and the lead.
+    expect(res.body.data).toEqual({ conversations: 2, messages: 2, leads: 1, webhook_deliveries: 6 });
     expect(await exists(ids.byVisitorEmail!)).toBe(false);
     expect(await exists(ids.byLeadEmail!)).toBe(false);
     expect(await exists(ids.unrelated!)).toBe(true);
@@ -106,7 +108,7 @@ describe("DELETE /visitors", () => {
       detail: { selector: "visitor_id" },
       counts: { conversations: 1, messages: 2, leads: 1, webhook_deliveries: 4 },
     });
-    expect(erasures[1]).toMatchObject({ detail: { selector: "email" }, counts: { conversations: 2 } });
+    expect(erasures[1]).toMatchObject({ detail: { selector: "email" }, counts: { conversations: 2, webhook_deliveries: 6 } });
     expect(Date.parse(erasures[0].created_at)).toBeGreaterThan(Date.now() - 60_000);
     expect(res.text).not.toContain("v-shared");
     expect(res.text).not.toContain("shared@example");
