@@ -472,6 +472,8 @@ export interface AnalyticsCounts {
   good_ratings: number;
   bad_ratings: number;
   leads: number;
+  /** Conversations that went to a person, counted once when they first did. */
+  handoffs: number;
 }
 
 export interface AnalyticsBucket extends AnalyticsCounts {

@@ -10,6 +10,7 @@ export const emptyDay = (day: string): DayCounts => ({
   good_ratings: 0,
   bad_ratings: 0,
   leads: 0,
+  handoffs: 0,
 });
 
 /**

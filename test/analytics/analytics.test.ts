@@ -29,7 +29,7 @@ async function rate(slug: string, conversation: number, messageId: number, ratin
 async function moveTo(conversation: number, day: string) {
   const sql = sqlOf(h.service);
   const at = `${day}T10:00:00.000Z`;
-  await sql.run("UPDATE conversations SET started_at = ?, last_message_at = ? WHERE id = ?", at, at, conversation);
+  await sql.run("UPDATE conversations SET started_at = ?, last_message_at = ?, handed_off_at = CASE WHEN handed_off_at IS NULL THEN NULL ELSE ? END WHERE id = ?", at, at, at, conversation);
   await sql.run("UPDATE messages SET created_at = ? WHERE conversation_id = ?", at, conversation);
   await sql.run("UPDATE leads SET created_at = ? WHERE conversation_id = ?", at, conversation);
 }
@@ -54,11 +54,16 @@ beforeAll(async () => {
   expect((await h.call(`/chatbots/shop/conversations/${ids.a}/end`, { method: "POST" })).status).toBe(200);
   await moveTo(ids.a, "2025-03-03");
 
-  // Wednesday 5 March: an answer rated bad.
+  // Wednesday 5 March: an answer rated bad, then a person took over.
   ids.b = await openConversation(h, {}, "shop");
   const price = await send("shop", ids.b, "How much does the Pro plan cost?");
   expect(price.cannot_answer).toBe(false);
   await rate("shop", ids.b, price.message_id, "bad");
+  // Handed to a person twice: one handoff.
+  for (let i = 0; i < 2; i++) {
+    expect((await h.call(`/conversations/${ids.b}/handoff`, { json: { reason: "wants a human" } })).status).toBe(200);
+    expect((await h.call(`/conversations/${ids.b}/release`, { method: "POST" })).status).toBe(200);
+  }
   await moveTo(ids.b, "2025-03-05");
 
   // The sales bot, same organisation, same Wednesday.
@@ -79,7 +84,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const zero = { conversations: 0, visitor_messages: 0, answered: 0, cannot_answer: 0, good_ratings: 0, bad_ratings: 0, leads: 0 };
+const zero = { conversations: 0, visitor_messages: 0, answered: 0, cannot_answer: 0, good_ratings: 0, bad_ratings: 0, leads: 0, handoffs: 0 };
 
 describe("GET /analytics", () => {
   it("counts per UTC day, fills the days without activity with zeros, and totals", async () => {
@@ -94,11 +99,11 @@ describe("GET /analytics", () => {
     // The operator's reply is not the bot answering.
     expect(byDay["2025-03-03"]).toEqual({ ...zero, conversations: 1, visitor_messages: 2, answered: 2, good_ratings: 1, leads: 1 });
     expect(byDay["2025-03-04"]).toEqual(zero);
-    expect(byDay["2025-03-05"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, answered: 1, bad_ratings: 1 });
+    expect(byDay["2025-03-05"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, answered: 1, bad_ratings: 1, handoffs: 1 });
     expect(byDay["2025-03-08"]).toEqual(zero);
     expect(byDay["2025-03-10"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, cannot_answer: 1 });
     expect(byDay["2025-03-12"]).toEqual({ ...zero, conversations: 1, visitor_messages: 1, cannot_answer: 1 });
-    expect(data.totals).toEqual({ conversations: 4, visitor_messages: 5, answered: 3, cannot_answer: 2, good_ratings: 1, bad_ratings: 1, leads: 1 });
+    expect(data.totals).toEqual({ conversations: 4, visitor_messages: 5, answered: 3, cannot_answer: 2, good_ratings: 1, bad_ratings: 1, leads: 1, handoffs: 1 });
   });
 
   it("reads a date-time without an offset as UTC", async () => {
@@ -112,7 +117,7 @@ describe("GET /analytics", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.buckets).toEqual([
       // Monday 3 March is in the first week but before `since`: not counted.
-      { start: "2025-03-03", end: "2025-03-09", ...zero, conversations: 1, visitor_messages: 1, answered: 1, bad_ratings: 1 },
+      { start: "2025-03-03", end: "2025-03-09", ...zero, conversations: 1, visitor_messages: 1, answered: 1, bad_ratings: 1, handoffs: 1 },
       { start: "2025-03-10", end: "2025-03-16", ...zero, conversations: 2, visitor_messages: 2, cannot_answer: 2 },
     ]);
   });
@@ -252,9 +257,9 @@ describe("chatsvc stats", { timeout: 60_000 }, () => {
     const table = await stats("shop", "--since", "2025-03-03", "--until", "2025-03-12");
     expect(table.code).toBe(0);
     const lines = table.stdout.split("\n");
-    expect(lines.find((l) => l.startsWith("2025-03-03"))!.split(/\s+/)).toEqual(["2025-03-03", "1", "2", "2", "0", "1", "0", "1"]);
-    expect(lines.find((l) => l.startsWith("2025-03-04"))!.split(/\s+/)).toEqual(["2025-03-04", "0", "0", "0", "0", "0", "0", "0"]);
-    expect(lines.find((l) => l.startsWith("total"))!.split(/\s+/)).toEqual(["total", "4", "5", "3", "2", "1", "1", "1"]);
+    expect(lines.find((l) => l.startsWith("2025-03-03"))!.split(/\s+/)).toEqual(["2025-03-03", "1", "2", "2", "0", "1", "0", "1", "0"]);
+    expect(lines.find((l) => l.startsWith("2025-03-04"))!.split(/\s+/)).toEqual(["2025-03-04", "0", "0", "0", "0", "0", "0", "0", "0"]);
+    expect(lines.find((l) => l.startsWith("total"))!.split(/\s+/)).toEqual(["total", "4", "5", "3", "2", "1", "1", "1", "1"]);
     expect(table.stdout).toMatch(/^2\s+2\s+0\s+2025-03-12T10:00:00.000Z\s+\d+\s+shipping to mars\?\?$/m);
     expect(table.stdout).toMatch(/^0\s+-\s+shop\s+faq.md$/m);
   });

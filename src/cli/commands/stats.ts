@@ -13,7 +13,7 @@ interface StatsOptions {
   json?: boolean;
 }
 
-const COUNT_COLUMNS = ["conversations", "visitor_messages", "answered", "cannot_answer", "good_ratings", "bad_ratings", "leads"];
+const COUNT_COLUMNS = ["conversations", "visitor_messages", "answered", "cannot_answer", "good_ratings", "bad_ratings", "leads", "handoffs"];
 
 /** The organisation a report covers: the chatbot's, `--org`, or the only one there is. */
 async function organizationOf(service: ChatService, slug: string | undefined, org: string | undefined): Promise<number> {

@@ -21,6 +21,8 @@ export interface DayCounts {
   good_ratings: number;
   bad_ratings: number;
   leads: number;
+  /** Conversations that went to a person that day (the first time; `handed_off_at`). */
+  handoffs: number;
 }
 
 /** A visible bot reply that could not answer or was rated bad, with the visitor message before it. */

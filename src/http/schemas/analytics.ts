@@ -12,6 +12,7 @@ const countsShape = {
   good_ratings: integer.meta({ description: "Replies rated good, counted on the day of the reply" }),
   bad_ratings: integer.meta({ description: "Replies rated bad, counted on the day of the reply" }),
   leads: integer.meta({ description: "Leads captured" }),
+  handoffs: integer.meta({ description: "Conversations that went to a person (counted once, when they first did)" }),
 };
 
 export const analyticsCountsSchema = z.strictObject(countsShape).meta({ id: "AnalyticsCounts" }) satisfies z.ZodType<Counts>;

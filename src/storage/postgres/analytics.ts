@@ -28,6 +28,9 @@ const MESSAGES = `SELECT ${DAY("m.created_at")} AS day,
 const LEADS = `SELECT ${DAY("created_at")} AS day, count(*)::int AS leads FROM leads
   WHERE chatbot_id = ANY($1::int[]) AND created_at >= $2 AND created_at <= $3 GROUP BY 1`;
 
+const HANDOFFS = `SELECT ${DAY("handed_off_at")} AS day, count(*)::int AS handoffs FROM conversations
+  WHERE chatbot_id = ANY($1::int[]) AND handed_off_at IS NOT NULL AND handed_off_at >= $2 AND handed_off_at <= $3 GROUP BY 1`;
+
 // The WHERE repeats messages_unanswered_idx's predicate, so the planner can use that partial index.
 const UNANSWERED = `SELECT a.conversation_id, a.created_at AS asked_at, a.cannot_answer, coalesce(a.rating = 'bad', false) AS bad_rating,
     (SELECT u.content FROM messages u WHERE u.conversation_id = a.conversation_id AND u.role = 'user' AND u.id < a.id
@@ -47,12 +50,13 @@ export function createPgAnalyticsStore(pool: pg.Pool): AnalyticsStore {
   return {
     async daily({ chatbot_ids, since, until }) {
       const values = [chatbot_ids, since, until];
-      const [conversations, messages, leads] = await Promise.all([
+      const [conversations, messages, leads, handoffs] = await Promise.all([
         rows<{ day: string }>(CONVERSATIONS, values),
         rows<{ day: string }>(MESSAGES, values),
         rows<{ day: string }>(LEADS, values),
+        rows<{ day: string }>(HANDOFFS, values),
       ]);
-      return mergeDays(conversations, messages, leads);
+      return mergeDays(conversations, messages, leads, handoffs);
     },
     unanswered: ({ chatbot_ids, since, until }) => rows<UnansweredRow>(UNANSWERED, [chatbot_ids, since, until]),
     citations: (chatbotIds) => rows<DocumentCitations>(CITATIONS, [chatbotIds]),

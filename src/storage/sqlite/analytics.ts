@@ -28,6 +28,10 @@ export function createAnalyticsStore(sqlite: Sqlite): AnalyticsStore {
     `SELECT ${DAY("created_at")} AS day, count(*) AS leads FROM leads
       WHERE chatbot_id ${IN_SCOPE} AND created_at >= @since AND created_at <= @until GROUP BY day`,
   );
+  const handoffs = sqlite.prepare<Record<string, unknown>, { day: string; handoffs: number }>(
+    `SELECT ${DAY("handed_off_at")} AS day, count(*) AS handoffs FROM conversations
+      WHERE chatbot_id ${IN_SCOPE} AND handed_off_at IS NOT NULL AND handed_off_at >= @since AND handed_off_at <= @until GROUP BY day`,
+  );
   // The WHERE repeats messages_unanswered_idx's condition word for word, so SQLite may use that partial
   // index; left to itself it walked every message of the range through messages_analytics_idx (3x slower at 1M messages).
   const unanswered = sqlite.prepare<Record<string, unknown>, Omit<UnansweredRow, "cannot_answer" | "bad_rating"> & { cannot_answer: number; bad_rating: number }>(
@@ -49,7 +53,7 @@ export function createAnalyticsStore(sqlite: Sqlite): AnalyticsStore {
   return {
     async daily({ chatbot_ids, since, until }) {
       const params = { ids: JSON.stringify(chatbot_ids), since, until };
-      return mergeDays(conversations.all(params), messages.all(params), leads.all(params));
+      return mergeDays(conversations.all(params), messages.all(params), leads.all(params), handoffs.all(params));
     },
     async unanswered({ chatbot_ids, since, until }) {
       return unanswered

@@ -108,6 +108,8 @@ export const conversations = sqliteTable(
     index("conversations_chatbot_started_idx").on(t.chatbotId, t.startedAt),
     // Analytics finds the conversations active in a range by their last message.
     index("conversations_chatbot_last_message_idx").on(t.chatbotId, t.lastMessageAt),
+    // Handoffs per day: only the conversations that went to a person.
+    index("conversations_chatbot_handed_off_idx").on(t.chatbotId, t.handedOffAt).where(sql`handed_off_at IS NOT NULL`),
   ],
 );
 

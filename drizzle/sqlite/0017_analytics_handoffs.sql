@@ -1,0 +1,1 @@
+CREATE INDEX `conversations_chatbot_handed_off_idx` ON `conversations` (`chatbot_id`,`handed_off_at`) WHERE handed_off_at IS NOT NULL;
