@@ -53,7 +53,7 @@ export function BarChart({ title, labels, series }: { title: string; labels: str
         <text x={width} y={height + 14} class="tick" text-anchor="end">
           {labels[labels.length - 1]}
         </text>
-        <text x={width} y="10" class="tick" text-anchor="end">
+        <text x="0" y="10" class="tick">
           max {max}
         </text>
       </svg>

@@ -36,7 +36,9 @@ export function WidgetPreview({ draft }: { draft: PreviewDraft }) {
       <div class="wp-launch">
         {look.show_bubble_message && look.bubble_message && <span class="wp-bubble-msg">{look.bubble_message}</span>}
         <span class="wp-launcher" aria-hidden="true">
-          💬
+          <svg viewBox="0 0 24 24" width="26" height="26">
+            <path d="M4 5h16v11H8l-4 4z" fill="none" stroke="#fff" stroke-width="2" stroke-linejoin="round" />
+          </svg>
         </span>
       </div>
     </div>
