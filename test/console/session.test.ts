@@ -170,6 +170,7 @@ describe("two organisations", () => {
     expect((await consoleCall("api/v1/conversations", { cookie: them })).body.data).toEqual([]);
     expect((await consoleCall(`api/v1/conversations/${conversationId}`, { cookie: them })).status).toBe(403);
     expect((await consoleCall(`api/v1/conversations/${conversationId}/end`, { cookie: them, method: "POST" })).status).toBe(403);
+    expect((await consoleCall(`api/v1/conversations/${conversationId}/handoff`, { cookie: them, method: "POST" })).status).toBe(403);
     expect((await consoleCall("api/chatbots/demo", { cookie: them, method: "PUT", json: { name: "Taken" } })).status).toBe(403);
     expect((await consoleCall("api/chatbots/demo/documents", { cookie: them })).status).toBe(403);
     expect((await consoleCall("api/chatbots/demo/documents", { cookie: them, json: { files: [{ name: "x.md", content: "# x" }] } })).status).toBe(403);
@@ -184,6 +185,21 @@ describe("two organisations", () => {
     expect((await consoleCall("api/keys/999999/disable", { cookie: them, method: "POST" })).status).toBe(404);
     expect((await h.call("/auth/test")).status).toBe(200);
     expect((await h.service.chatbots.get("demo")).name).not.toBe("Taken");
+  });
+});
+
+describe("handoff through the console", () => {
+  it("takes a conversation over, replies as an agent the visitor sees, and hands it back", async () => {
+    const cookie = await signIn();
+    const id = (await h.call("/chatbots/demo/conversations", { json: {} })).body.data.conversation_id;
+    expect((await consoleCall(`api/v1/conversations/${id}/handoff`, { cookie, method: "POST", json: { reason: "Taken over in the console" } })).body.data.status).toBe("human");
+    const reply = await consoleCall(`api/v1/conversations/${id}/messages`, { cookie, json: { role: "agent", message: "Hi, Grace from support here." } });
+    expect(reply.status).toBe(201);
+    const history = (await h.call(`/chatbots/demo/conversations/${id}`)).body.data.messages;
+    expect(history.at(-1)).toMatchObject({ role: "agent" });
+    expect(history.at(-1).content).toContain("Grace from support");
+    expect((await consoleCall(`api/v1/conversations${"?status=human"}`, { cookie })).body.data.map((c: { id: number }) => c.id)).toContain(id);
+    expect((await consoleCall(`api/v1/conversations/${id}/release`, { cookie, method: "POST" })).body.data.status).toBe("active");
   });
 });
 

@@ -5,7 +5,7 @@ import type { Bot } from "./chatbots.js";
 
 interface Conversation {
   id: number;
-  status: "active" | "ended";
+  status: "active" | "human" | "ended";
   source: string;
   agent: { id: number; name: string; slug?: string };
   visitor: { name: string | null; email: string | null; ip: string | null; country: string | null };
@@ -17,7 +17,7 @@ interface Conversation {
 
 interface Message {
   id: number;
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "agent";
   content: string;
   sources: { name?: string; title?: string; url?: string | null }[];
   rating?: "good" | "bad" | null;
@@ -59,6 +59,7 @@ export function ConversationsPage() {
           <select value={filters.status} onChange={(e) => set("status", (e.target as HTMLSelectElement).value)}>
             <option value="">Any</option>
             <option value="active">Active</option>
+            <option value="human">With an agent</option>
             <option value="ended">Ended</option>
           </select>
         </Field>
@@ -96,7 +97,7 @@ export function ConversationsPage() {
                     <td>{c.visitor.name ?? c.visitor.email ?? <span class="muted">anonymous</span>}</td>
                     <td class="num">{c.message_count}</td>
                     <td>
-                      <span class={`badge ${c.is_ended ? "muted" : "good"}`}>{c.status}</span>
+                      <span class={`badge ${c.is_ended ? "muted" : c.status === "human" ? "bad" : "good"}`}>{c.status === "human" ? "with an agent" : c.status}</span>
                     </td>
                   </tr>
                 ))}
@@ -130,6 +131,7 @@ export function Pager({ meta, onPage }: { meta?: Record<string, any>; onPage: (p
 export function TranscriptPage({ id }: { id: number }) {
   const { data: conversation, error, reload } = useLoad(async () => (await call<Conversation & { messages: Message[] }>(`v1/conversations/${id}`)).data, [id]);
   const end = useAction();
+  const [reply, setReply] = useState("");
   if (error) return <Notice error={error} />;
   if (!conversation) return <Loading />;
   return (
@@ -138,6 +140,16 @@ export function TranscriptPage({ id }: { id: number }) {
         actions={
           <>
             <a href="#/conversations">All conversations</a>
+            {!conversation.is_ended && conversation.status === "active" && (
+              <button type="button" disabled={end.busy} onClick={() => end.run(async () => (await call(`v1/conversations/${id}/handoff`, { method: "POST", json: { reason: "Taken over in the console" } }), reload()))}>
+                Take over
+              </button>
+            )}
+            {conversation.status === "human" && (
+              <button type="button" class="secondary" disabled={end.busy} onClick={() => end.run(async () => (await call(`v1/conversations/${id}/release`, { method: "POST" }), reload()))}>
+                Hand back to the bot
+              </button>
+            )}
             {!conversation.is_ended && (
               <button type="button" class="secondary" disabled={end.busy} onClick={() => end.run(async () => (await call(`v1/conversations/${id}/end`, { method: "POST" }), reload()))}>
                 End conversation
@@ -163,11 +175,11 @@ export function TranscriptPage({ id }: { id: number }) {
         {conversation.messages.map((m) => (
           <li key={m.id} class={`msg ${m.role}`}>
             <div class="msg-meta">
-              {m.role === "user" ? "Visitor" : "Assistant"} · <time dateTime={m.created_at}>{formatDate(m.created_at)}</time>
+              {m.role === "user" ? "Visitor" : m.role === "agent" ? "Agent" : "Assistant"} · <time dateTime={m.created_at}>{formatDate(m.created_at)}</time>
               {m.rating && <span class={`badge ${m.rating === "good" ? "good" : "bad"}`}>rated {m.rating}</span>}
             </div>
             {/* Assistant content is the server's sanitised HTML; visitor text is plain and escaped by Preact. */}
-            {m.role === "assistant" ? <div class="msg-body" dangerouslySetInnerHTML={{ __html: m.content }} /> : <div class="msg-body">{m.content}</div>}
+            {m.role !== "user" ? <div class="msg-body" dangerouslySetInnerHTML={{ __html: m.content }} /> : <div class="msg-body">{m.content}</div>}
             {m.sources.length > 0 && (
               <details class="sources">
                 <summary>{m.sources.length} sources</summary>
@@ -181,6 +193,26 @@ export function TranscriptPage({ id }: { id: number }) {
           </li>
         ))}
       </ol>
+      {conversation.status === "human" && (
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            end.run(async () => {
+              await call(`v1/conversations/${id}/messages`, { method: "POST", json: { role: "agent", message: reply.trim() } });
+              setReply("");
+              reload();
+            });
+          }}
+        >
+          <Field label="Reply as an agent" hint="The visitor sees it in the widget; the bot stays silent until you hand the conversation back.">
+            <textarea rows={3} value={reply} onInput={(e) => setReply((e.target as HTMLTextAreaElement).value)} required maxLength={10000} />
+          </Field>
+          <button type="submit" disabled={end.busy}>
+            Send reply
+          </button>
+        </form>
+      )}
     </>
   );
 }
