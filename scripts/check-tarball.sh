@@ -39,21 +39,22 @@ npx --no-install chatsvc --help | grep -q "Usage: chatsvc"
 echo "npx chatsvc --help ok"
 
 cat > consumer.ts <<'TS'
-import { ChatsvcError, createClient, type ReplyData, type ReplyStreamEvent } from "chatsvc/client";
+import { ChatsvcError, createClient, type HumanHandledData, type ReplyData, type ReplyStreamEvent } from "chatsvc/client";
 
 const chatsvc = createClient({ baseUrl: "http://127.0.0.1:3000/api/v1", apiKey: process.env.CHATSVC_API_KEY ?? "" });
 export async function ask(question: string): Promise<string> {
   const { data: conversation } = await chatsvc.chatbots.startConversation("demo", { visitor_id: "v-1" });
   try {
-    const { data, meta }: { data: ReplyData; meta: { credits_remaining: number } } = await chatsvc.chatbots.send("demo", conversation.conversation_id, question);
-    return `${data.reply} (${meta.credits_remaining} credits left)`;
+    const { data, meta }: { data: ReplyData | HumanHandledData; meta: { credits_remaining: number } } = await chatsvc.chatbots.send("demo", conversation.conversation_id, question);
+    if (data.reply === null) return "a person will answer";
+    return `${data.reply} (${data.sources.length} sources, ${meta.credits_remaining} credits left)`;
   } catch (error) {
     if (error instanceof ChatsvcError && error.status === 429) return "out of credits";
     throw error;
   }
 }
 export async function* stream(id: number): AsyncGenerator<string> {
-  for await (const event of chatsvc.chatbots.stream("demo", id, "hi") as AsyncGenerator<ReplyStreamEvent>) yield event.type === "delta" ? event.text : event.data.reply;
+  for await (const event of chatsvc.chatbots.stream("demo", id, "hi") as AsyncGenerator<ReplyStreamEvent>) yield event.type === "delta" ? event.text : (event.data.reply ?? "");
 }
 TS
 cat > tsconfig.json <<'JSON'

@@ -9,7 +9,7 @@ let h: Harness;
 let fake: FakeOpenAI;
 beforeEach(async () => {
   fake = await startFakeOpenAI({ reply: "Fake **answer** about Widgetron." });
-  h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, modelTimeoutMs: 300 });
+  h = await startHarness({ chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl, modelTimeoutMs: 1_000 });
   await ingestDocs(h.service);
 });
 afterEach(async () => {

@@ -147,6 +147,21 @@ describe("the typed client against a real server", () => {
     expect((await client.audit({ limit: 1 })).data[0]).toMatchObject({ action: "visitor_erased", counts: { conversations: 1 } });
   });
 
+  it("corrects an answer from a reply and manages a chatbot's corrections", async () => {
+    const id = (await client.chatbots.startConversation("demo")).data.conversation_id;
+    const { data: reply } = await client.chatbots.send("demo", id, "Do you ship to Canada?");
+    if (reply.reply === null) throw new Error("the bot did not answer");
+    const { data: fixed } = await client.conversations.correctMessage(id, reply.message_id, { answer: "Yes, in **5 days**." });
+    expect(fixed).toMatchObject({ question: "Do you ship to Canada?", answer: "Yes, in **5 days**.", source_name: null });
+    const { data: again } = await client.chatbots.send("demo", id, "Do you ship to Canada?");
+    expect(again.reply).toContain("<strong>5 days</strong>");
+    const { data: added } = await client.corrections.create("demo", { question: "Is there a free plan?", answer: "No.", source_url: "https://example.com/pricing" });
+    expect((await client.corrections.update("demo", added.id, { answer: "Only for schools." })).data).toMatchObject({ answer: "Only for schools.", source_url: "https://example.com/pricing" });
+    expect((await client.corrections.list("demo", { per_page: 10 })).data.map((c) => c.id)).toEqual([added.id, fixed.id]);
+    expect((await client.corrections.delete("demo", fixed.id)).data).toEqual({ id: fixed.id });
+    await expect(client.corrections.create("demo", { question: "", answer: "x" })).rejects.toMatchObject({ status: 422, errors: { question: expect.any(Array) } });
+  });
+
   it("has a method for every route of the API", () => {
     // Runs after the tests above, which call every method once.
     expect([...routesHit].sort()).toEqual(apiRoutes.map((r) => `${r.method} ${r.path}`).sort());

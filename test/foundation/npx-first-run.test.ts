@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 // @ts-expect-error: a plain ESM script without declarations
 import { inputsHash, stampPath } from "../../scripts/build.mjs";
-import { TEST_CLI_DIR } from "../support/build-cli.js";
+import { TEST_BUILD_DIR } from "../support/build-cli.js";
 import { tempDir } from "../support/harness.js";
 
 // The README's quick start (`npm install`, then `npx chatsvc serve`) in a fresh checkout, with the real npx. npm 11
@@ -27,7 +27,7 @@ beforeAll(() => {
   }
   // What `npm install` leaves: the dependencies and a dist/ built from these sources (the tests' build of them).
   symlinkSync(join(repo, "node_modules"), join(checkout, "node_modules"), "dir");
-  cpSync(TEST_CLI_DIR, join(checkout, "dist"), { recursive: true });
+  cpSync(TEST_BUILD_DIR, join(checkout, "dist"), { recursive: true });
   writeFileSync(stampPath(checkout), `${inputsHash(checkout)}\n`);
   distBuiltAt = statSync(join(checkout, "dist", "cli.js")).mtimeMs;
   // An empty npm cache, so npx has not installed this checkout before.

@@ -134,7 +134,7 @@ describe("full-text candidates", () => {
     expect(hits.map((h) => h.chunk_id)).toEqual([zoo]);
   });
 
-  it("leaves out words found in more than 5% of a large base, keeping the rarest", async () => {
+  it("leaves out words found in more than 5% of a large base, keeping the rarest", { timeout: 60_000 }, async () => {
     const service = await open(join(temp(), "kb.db"));
     await service.bootstrap({ ingestDocs: false });
     const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));

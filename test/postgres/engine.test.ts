@@ -140,10 +140,13 @@ describe("PostgreSQL shared by several instances", () => {
     let wakes = 0;
     b!.watchOutbox(() => wakes++);
     await expect.poll(() => wakes, { timeout: 2_000 }).toBe(1); // the wake-up every new listener gets
+    const started = performance.now();
     await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot.id, `n${i}`)));
+    const burstMs = performance.now() - started;
     await expect.poll(() => wakes, { timeout: 1_000, interval: 20 }).toBeGreaterThan(1);
     await new Promise((r) => setTimeout(r, 200));
-    expect(wakes).toBeLessThanOrEqual(4);
+    // At most one NOTIFY per 50 ms window the burst's commits spanned (a slow machine spreads them over more windows).
+    expect(wakes - 1).toBeLessThanOrEqual(Math.min(19, Math.ceil(burstMs / 50) + 1));
   });
 
   it("shows another instance's knowledge and key changes within a second", async () => {

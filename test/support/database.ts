@@ -18,16 +18,17 @@ export interface TestDatabase {
 
 /**
  * A fresh database for one service: a SQLite file in `dir`, or in the `postgres`
- * project a new PostgreSQL database cloned from the run's migrated template.
+ * project a new PostgreSQL database cloned from the run's migrated template
+ * (`seeded`: the template after the harness's first-run setup, see seed.ts).
  *
  * @example
  * const database = await testDatabase(dir);
  * const service = await createChatService({ ...database.options });
  */
-export async function testDatabase(dir: string, file = "chatsvc.db"): Promise<TestDatabase> {
+export async function testDatabase(dir: string, file = "chatsvc.db", { seeded = false } = {}): Promise<TestDatabase> {
   const db = join(dir, file);
   if (testEngine === "sqlite") return { options: { db }, cliArgs: ["--db", db], drop: async () => {} };
-  const clone = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+  const clone = await cloneTestDatabase(testDatabaseUrl(), seeded ? inject("pgSeeded").template : inject("pgTemplate"));
   return { options: { db, database: clone.url }, cliArgs: ["--database-url", clone.url], drop: clone.drop };
 }
 

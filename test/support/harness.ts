@@ -4,8 +4,11 @@ import { join } from "node:path";
 import type { ChatServiceOptions } from "../../src/core/config.js";
 import type { BootstrapResult } from "../../src/bootstrap.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
+import { loadHtmlRenderer } from "../../src/render/render-html.js";
 import { createChatService, type ChatService } from "../../src/service.js";
-import { testDatabase, type TestDatabase } from "./database.js";
+import { inject } from "vitest";
+import { testDatabase, testEngine, type TestDatabase } from "./database.js";
+import { HARNESS_TENANT, SEED_OPTIONS, seedFits } from "./seed.js";
 
 export interface Harness {
   dir: string;
@@ -60,15 +63,21 @@ export async function request(url: string, { key, json, headers, ...init }: Requ
 /**
  * A fresh service on a fresh database (a SQLite file in a temp dir, or a
  * PostgreSQL database in the postgres test project), served over a real
- * socket on 127.0.0.1, with first-run setup done.
+ * socket on 127.0.0.1, with first-run setup done (on PostgreSQL usually by
+ * cloning a database where it was done once, see seed.ts).
  */
 export async function startHarness(options: ChatServiceOptions = {}): Promise<Harness> {
   const { dir, cleanup } = tempDir();
-  const database = await testDatabase(dir);
-  const dbFile = database.options.db;
   // Request log lines at info would bury test output; failures (warn, error) still show.
-  const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...options, ...database.options });
-  const tenant = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
+  const serviceOptions = { ...SEED_OPTIONS, ...options };
+  const seeded = testEngine === "postgres" && seedFits(serviceOptions);
+  const database = await testDatabase(dir, undefined, { seeded });
+  const dbFile = database.options.db;
+  // Harnesses render in this thread. Its first reply would load jsdom synchronously while the model call runs,
+  // holding the event loop past a test's short model deadline on a busy machine: load it here, once per worker.
+  if (serviceOptions.renderWorker === false) await loadHtmlRenderer();
+  const service = await createChatService({ ...serviceOptions, ...database.options });
+  const tenant = seeded ? inject("pgSeeded").tenant : await service.bootstrap(HARNESS_TENANT);
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;
   return {

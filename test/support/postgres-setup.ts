@@ -1,18 +1,23 @@
 import type { TestProject } from "vitest/node";
+import type { BootstrapResult } from "../../src/bootstrap.js";
+import { createChatService } from "../../src/service.js";
 import { migratePostgres } from "../../src/storage/postgres/open.js";
 import pg from "pg";
 import { databaseUrl, testDatabaseUrl, withAdmin } from "./postgres.js";
+import { HARNESS_TENANT, SEED_OPTIONS } from "./seed.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** The migrated database every test database of this run is cloned from. */
     pgTemplate: string;
+    /** The same database after the harness's first-run setup (see seed.ts), and what that setup returned. */
+    pgSeeded: { template: string; tenant: BootstrapResult };
   }
 }
 
 /**
  * vitest global setup of the `postgres` project: one migrated template database
- * per run, named for the run so parallel runs on one server do not collide;
+ * per run and a copy of it after the harness's first-run setup, named for the run so parallel runs on one server do not collide;
  * dropped with every clone left behind at the end.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -32,5 +37,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await pool.end();
   }
   project.provide("pgTemplate", template);
+  const seeded = `${template}_seeded`;
+  await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${seeded}" TEMPLATE "${template}"`));
+  const service = await createChatService({ ...SEED_OPTIONS, db: ":memory:", database: databaseUrl(admin, seeded) });
+  try {
+    project.provide("pgSeeded", { template: seeded, tenant: JSON.parse(JSON.stringify(await service.bootstrap(HARNESS_TENANT))) });
+  } finally {
+    await service.close();
+  }
   return dropAll;
 }
