@@ -245,6 +245,10 @@ export interface ConversationDetail extends ConversationRecord {
 
 export interface ConversationListQuery extends PageQuery {
   status?: ConversationStatus;
+  /** `good` or `bad`: a reply of the conversation was rated so; `unrated`: none of its replies is rated. */
+  rating?: "good" | "bad" | "unrated";
+  /** Words in a message of the conversation (visitor's or reply), case-insensitive. */
+  q?: string;
 }
 
 export interface HandoffInput {
@@ -353,6 +357,21 @@ export interface RegisteredWebhookData {
   is_active: boolean;
   /** The signing secret, only when the call created the webhook. */
   secret?: string;
+}
+
+/** What `POST /webhooks/{id}/test` answers: the outcome of one signed `webhook_test` delivery. */
+export interface WebhookTestData {
+  webhook_id: number;
+  event: "webhook_test";
+  /** The `webhook-id` header the test was sent with. */
+  message_id: string;
+  /** True when the receiver answered 2xx within the delivery timeout. */
+  delivered: boolean;
+  /** The receiver's HTTP status; null when no answer came. */
+  status: number | null;
+  /** Why the delivery failed; null when delivered. */
+  error: string | null;
+  duration_ms: number;
 }
 
 /** A webhook as `GET /webhooks` lists it: no owner, no secret. */

@@ -31,6 +31,7 @@ import type {
   PostMessageInput,
   RegisteredWebhookData,
   RegisterWebhookInput,
+  WebhookTestData,
   ReplyData,
   HumanHandledData,
   HandoffInput,
@@ -319,6 +320,8 @@ export function createClient({ baseUrl, apiKey, fetch, retryDelayMs = 500, heade
       /** Registers a webhook, or updates the one with the same URL; `data.secret` only on creation. */
       register: (input: RegisterWebhookInput, options?: IdempotentOptions) => call<Ok<RegisteredWebhookData>>("POST", "/webhooks", { ...options, body: input }),
       delete: (id: number, options?: RequestOptions) => call<Ok<{ id: number }>>("DELETE", `/webhooks/${idSegment(id)}`, options),
+      /** Sends one signed `webhook_test` event to the webhook now and answers the outcome (`delivered`, `status`, `error`); a failed delivery is not an error. */
+      test: (id: number, options?: RequestOptions) => call<Ok<WebhookTestData>>("POST", `/webhooks/${idSegment(id)}/test`, options),
     },
     samples: {
       lead: (options?: RequestOptions) => call<Ok<Lead>>("GET", "/sample/lead", options),

@@ -89,6 +89,10 @@ export interface EndedConversation {
 
 export interface ConversationListQuery extends PageQuery {
   status?: ConversationStatus;
+  /** `good` or `bad`: a reply of the conversation was rated so; `unrated`: none of its replies is rated. */
+  rating?: "good" | "bad" | "unrated";
+  /** Words in a message of the conversation (visitor's or reply), case-insensitive. */
+  q?: string;
 }
 
 export interface HandoffInput {
@@ -139,7 +143,14 @@ export const handoffSchema = body({ reason: optional(text("reason", { max: 1000 
 
 /** Query of `GET /conversations`. */
 export const listSchema = z.object(
-  { ...pageQueryShape, status: oneOf("status", ["active", "human", "ended"]).optional() },
+  {
+    ...pageQueryShape,
+    status: oneOf("status", ["active", "human", "ended"]).optional(),
+    rating: oneOf("rating", ["good", "bad", "unrated"])
+      .meta({ description: "`good` or `bad`: a visible reply of the conversation was rated so; `unrated`: none of its visible replies is rated" })
+      .optional(),
+    q: text("q", { min: 1, max: 200 }).meta({ description: "Text in a visible message of the conversation (visitor's or reply), case-insensitive" }).optional(),
+  },
   { error: "The query must be an object." },
 );
 
@@ -381,7 +392,7 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     /** Account level: conversations of the organisation, newest first. */
     async list(organizationId: number, query: ConversationListQuery = {}): Promise<Page<ConversationRecord>> {
       const q = parse(listSchema, query);
-      const filter = { ...(await listFilters(chatbots, organizationId, q)), status: q.status ?? null };
+      const filter = { ...(await listFilters(chatbots, organizationId, q)), status: q.status ?? null, rating: q.rating ?? null, text: q.q?.trim() || null };
       const { page = 1, per_page: perPage = DEFAULT_PER_PAGE } = q;
       const { total, rows } = await store.page(filter, { limit: perPage, offset: (page - 1) * perPage });
       return { data: rows.map((row) => toRecord(row, row.message_count)), meta: pageMeta({ page, perPage, total, count: rows.length }) };

@@ -5,7 +5,7 @@ import { createSender } from "./deliver.js";
 import { createWebhookRegistry, type WebhookRegistry } from "./registry.js";
 import { createDeliveryWorker } from "./worker.js";
 
-export type { RegisterWebhookInput, RegisteredWebhook, Webhook, WebhookFailure, WebhookRegistry } from "./registry.js";
+export type { RegisterWebhookInput, RegisteredWebhook, Webhook, WebhookFailure, WebhookRegistry, WebhookTestOutcome } from "./registry.js";
 export { verifyWebhook, signWebhook, type VerifyWebhookOptions, type WebhookHeaders } from "./signing.js";
 
 /** How long `close()` waits for deliveries in flight before leaving them for the next start. */
@@ -46,7 +46,7 @@ export function createWebhookRuntime(storage: Pick<Storage, "webhooks" | "outbox
   const unwatch = storage.watchOutbox?.(() => worker.wake());
   worker.start();
   return {
-    registry: createWebhookRegistry(storage.webhooks, config.webhooks),
+    registry: createWebhookRegistry(storage.webhooks, config.webhooks, sender),
     close: () => {
       unwatch?.();
       return worker.stop(SHUTDOWN_GRACE_MS);

@@ -5,7 +5,9 @@ import { EVENT_NAMES, type EventName } from "../core/events.js";
 import type { WebhookRecord, WebhookStore } from "../core/storage/index.js";
 import { body, oneOf, parse, text } from "../core/validation.js";
 import { resolveAllowed, urlProblem, type AddressPolicy } from "../net/address-policy.js";
-import { generateWebhookSecret } from "./signing.js";
+import { randomUUID } from "node:crypto";
+import type { Sender } from "./deliver.js";
+import { generateWebhookSecret, secretKey } from "./signing.js";
 
 /** A webhook as `GET /webhooks` lists it, with its delivery statistics. */
 export interface Webhook {
@@ -51,6 +53,24 @@ export interface RegisteredWebhook {
   secret?: string;
 }
 
+/** The event name of a test delivery: not subscribable, sent only on request. */
+export const TEST_EVENT = "webhook_test";
+
+/** What one test delivery came to: the receiver's status, or why none arrived. */
+export interface WebhookTestOutcome {
+  webhook_id: number;
+  event: typeof TEST_EVENT;
+  /** The `webhook-id` header the test was sent with. */
+  message_id: string;
+  /** True when the receiver answered 2xx within the delivery timeout. */
+  delivered: boolean;
+  /** The receiver's HTTP status, null when no answer came. */
+  status: number | null;
+  /** Why the delivery failed, null when it succeeded. */
+  error: string | null;
+  duration_ms: number;
+}
+
 /** How long registration waits for DNS before accepting the URL (delivery checks again anyway). */
 const REGISTRATION_DNS_TIMEOUT_MS = 3_000;
 
@@ -93,13 +113,13 @@ export type WebhookRegistry = ReturnType<typeof createWebhookRegistry>;
 
 /**
  * Webhook records of each organisation: register (create or update by URL),
- * list, delete.
+ * list, delete, and send a test event (through `sender`).
  *
  * @example
  * const registry = createWebhookRegistry(storage.webhooks, config.webhooks);
  * const { webhook, secret } = await registry.register(orgId, { url: "https://example.com/hooks", events: ["lead_captured"] });
  */
-export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy) {
+export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy, sender?: Pick<Sender, "send">) {
   return {
     /**
      * Creates a webhook, or updates the organisation's webhook with the same
@@ -135,6 +155,36 @@ export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy
       if (!row) throw notFound();
       if (row.organization_id !== organizationId) throw forbidden();
       return toWebhook(row);
+    },
+
+    /**
+     * Sends one signed `webhook_test` event to the webhook now, active or not, and answers
+     * what came of it. One attempt, no retry, bounded by the delivery timeout; the
+     * webhook's statistics are left alone, since no event of the organisation was sent.
+     * 404 when it does not exist, 403 when another organisation owns it.
+     */
+    async sendTest(organizationId: number, id: number): Promise<WebhookTestOutcome> {
+      const row = await store.find(id);
+      if (!row) throw notFound();
+      if (row.organization_id !== organizationId) throw forbidden();
+      if (!sender) throw new Error("This webhook registry has no sender");
+      const messageId = `msg_test_${randomUUID().replace(/-/g, "")}`;
+      const payload = JSON.stringify({
+        event: TEST_EVENT,
+        data: { webhook_id: row.id, name: row.name, url: row.url, message: "A test event sent from chatsvc: your endpoint received and can verify it.", sent_at: nowIso() },
+      });
+      const started = performance.now();
+      const outcome = await sender.send({ url: row.url, key: secretKey(row.secret), messageId, payload });
+      const duration_ms = Math.round(performance.now() - started);
+      return {
+        webhook_id: row.id,
+        event: TEST_EVENT,
+        message_id: messageId,
+        delivered: outcome.ok,
+        status: outcome.status,
+        error: outcome.ok ? null : outcome.error,
+        duration_ms,
+      };
     },
 
     /** Deletes a webhook of the organisation with its pending deliveries (404 unknown, 403 another organisation's). */

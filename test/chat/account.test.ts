@@ -101,6 +101,45 @@ describe("pagination", () => {
   });
 });
 
+describe("finding conversations by rating and by text", () => {
+  it("filters by a reply's rating (or none rated) and by text in any visible message, escaping wildcards, within the organisation", async () => {
+    await ingestDocs(h.service);
+    const ask = async (question: string) => {
+      const id = await openConversation(h);
+      const sent = await h.call(`/chatbots/demo/conversations/${id}/messages`, { json: { message: question } });
+      return { id, reply: sent.body.data.message_id as number };
+    };
+    const good = await ask("How do I install Widgetron with npm?");
+    const bad = await ask("Does Widgetron give a 100% refund_policy?");
+    const unrated = await ask("What does Widgetron cost?");
+    await h.call(`/chatbots/demo/conversations/${good.id}/messages/rate`, { json: { message_id: good.reply, rating: "good" } });
+    await h.call(`/chatbots/demo/conversations/${bad.id}/messages/rate`, { json: { message_id: bad.reply, rating: "bad" } });
+    const other = await addTenant(h.service);
+    const theirs = await h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
+    await h.service.chat.post(other.organization.id, theirs.conversation_id, { message: "install Widgetron please", role: "user" });
+
+    const ids = async (q: string) => (await h.call(`/conversations?${q}`)).body.data.map((c: { id: number }) => c.id);
+    expect(await ids("rating=good")).toEqual([good.id]);
+    expect(await ids("rating=bad")).toEqual([bad.id]);
+    expect(await ids("rating=unrated")).toEqual([unrated.id]);
+    expect(await ids("q=INSTALL%20widgetron")).toEqual([good.id]);
+    // `%` and `_` are text, not wildcards.
+    expect(await ids("q=100%25%20refund_policy")).toEqual([bad.id]);
+    expect(await ids("q=100%25%20refund-policy")).toEqual([]);
+    expect(await ids("q=_")).toEqual([bad.id]);
+    expect(await ids("q=widgetron&rating=unrated")).toEqual([unrated.id]);
+    const page = await h.call("/conversations?q=widgetron&per_page=1");
+    expect(page.body.meta).toMatchObject({ total: 3, last_page: 3 });
+    expect(page.body.links.next).toBe("/api/v1/conversations?q=widgetron&per_page=1&page=2");
+
+    for (const q of ["rating=great", "q=", `q=${"x".repeat(201)}`]) {
+      const res = await h.call(`/conversations?${q}`);
+      expect(res.status, q).toBe(422);
+      expect(Object.keys(res.body.errors), q).toEqual([q.split("=")[0]]);
+    }
+  });
+});
+
 describe("account-level records", () => {
   it("a conversation record is the webhook shape plus its state; detail adds messages", async () => {
     await ingestDocs(h.service);

@@ -72,6 +72,7 @@ describe("the typed client against a real server", () => {
     const { data: person } = await client.conversations.addMessage(a, { message: "Ana here", role: "agent", agent_name: "Ana" });
     expect(person).toMatchObject({ role: "agent", agent_name: "Ana", content: "<p>Ana here</p>" });
     expect((await client.conversations.list({ status: "human" })).data.map((c) => c.id)).toEqual([a]);
+    expect((await client.conversations.list({ rating: "unrated", q: "zzz-no-such-text" })).data).toEqual([]);
     expect((await client.conversations.release(a)).data).toMatchObject({ status: "active", handed_off_at: handed.handed_off_at });
     expect((await client.conversations.end(a)).data.conversation_id).toBe(a);
 
@@ -100,6 +101,8 @@ describe("the typed client against a real server", () => {
       const { data: updated } = await hooks.webhooks.register({ url: "http://127.0.0.1:9/hook", events: ["message_received"] });
       expect(updated.secret).toBeUndefined();
       expect((await hooks.webhooks.list()).data.map((w) => w.events)).toEqual([["message_received"]]);
+      // Nothing listens on port 9: the test event's failure is the answer, not a thrown error.
+      expect((await hooks.webhooks.test(created.id)).data).toMatchObject({ webhook_id: created.id, event: "webhook_test", delivered: false, status: null });
       expect((await hooks.webhooks.delete(created.id)).data).toEqual({ id: created.id });
     } finally {
       await service.close();

@@ -76,7 +76,7 @@ const headers = fc.record(
   Object.fromEntries(Object.entries(headerValues).map(([name, arb]) => [name, fc.option(arb, { nil: undefined })])) as Record<string, fc.Arbitrary<string | undefined>>,
 );
 const query = fc.oneof(
-  fc.dictionary(fc.constantFrom("page", "per_page", "chatbot", "since", "until", "status", "x"), fc.string({ maxLength: 30 }), { maxKeys: 4 }).map((q) => new URLSearchParams(q).toString()),
+  fc.dictionary(fc.constantFrom("page", "per_page", "chatbot", "since", "until", "status", "rating", "q", "x"), fc.string({ maxLength: 30 }), { maxKeys: 4 }).map((q) => new URLSearchParams(q).toString()),
   fc.constantFrom("page=%ZZ", "page=1&page=2", "per_page=-1", "per_page=1000000", "since=2025-13-45", "status=ended&chatbot=" + "x".repeat(500)),
 );
 

@@ -91,6 +91,7 @@ describe("real answers match the documented response schemas", () => {
 
     await call("listConversations", { query: { per_page: "1" } });
     await call("listConversations", { query: { per_page: "0" } });
+    await call("listConversations", { query: { rating: "unrated", q: "install" } });
     await call("getConversation", { params: { id } });
     await call("getConversation", { params: { id: 999_999 } });
     await call("addConversationMessage", { params: { id }, ...json({ message: "An operator says **hi**" }) });
@@ -135,6 +136,9 @@ describe("real answers match the documented response schemas", () => {
     const updated = await call("registerWebhook", { ...json({ url: hookUrl, events: ["lead_captured", "conversation_ended"], name: "CRM" }) });
     expect(updated.status).toBe(200);
     await call("listWebhooks");
+    const tested = await call("testWebhook", { params: { id: registered.body.data.id } });
+    expect(tested.body.data.delivered).toBe(true);
+    await call("testWebhook", { params: { id: 999_999 } });
     await call("deleteWebhook", { params: { id: registered.body.data.id } });
     await call("deleteWebhook", { params: { id: registered.body.data.id } });
     await call("getOpenApiDocument", { key: null });

@@ -5,6 +5,8 @@ import { createProgram } from "../../src/cli/program.js";
 import { blockedRangeOf } from "../../src/net/address-policy.js";
 import { addTenant, startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
+import { verifyWebhook } from "../../src/index.js";
+import { startReceiver } from "./support/receiver.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -190,6 +192,62 @@ describe("DELETE /webhooks/{id}", () => {
     expect((await h.call("/webhooks", { key: other.key.key })).body.data).toHaveLength(1);
     expect((await h.call("/webhooks/999999", { method: "DELETE" })).status).toBe(404);
     expect((await h.call("/webhooks/abc", { method: "DELETE" })).status).toBe(404);
+  });
+});
+
+describe("POST /webhooks/{id}/test", () => {
+  it("delivers one signed webhook_test event to a real receiver and answers the outcome; statistics stay as they were", async () => {
+    h = await startHarness({ webhooks: { allowPrivateNetworks: true } });
+    const receiver = await startReceiver((n) => ({ status: n === 0 ? 204 : 500 }));
+    try {
+      const { body } = await h.call("/webhooks", { json: { url: `${receiver.url}/hook`, events: ["lead_captured"] } });
+      const { id, secret } = body.data;
+      const res = await h.call(`/webhooks/${id}/test`, { method: "POST" });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ webhook_id: id, event: "webhook_test", message_id: expect.stringMatching(/^msg_test_[0-9a-f]{32}$/), delivered: true, status: 204, error: null, duration_ms: expect.any(Number) });
+      const [got] = await receiver.waitFor(1);
+      expect(got!.path).toBe("/hook");
+      expect(got!.headers["webhook-id"]).toBe(res.body.data.message_id);
+      expect(verifyWebhook(secret, got!.headers, got!.body)).toBe(true);
+      const wrong = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+      expect(verifyWebhook(wrong, got!.headers, got!.body)).toBe(false);
+      expect(got!.json).toEqual({ event: "webhook_test", data: { webhook_id: id, name: expect.any(String), url: `${receiver.url}/hook`, message: expect.any(String), sent_at: expect.any(String) } });
+
+      // A failing receiver is an answer too: 200 with what went wrong.
+      const failed = await h.call(`/webhooks/${id}/test`, { method: "POST" });
+      expect(failed.status).toBe(200);
+      expect(failed.body.data).toMatchObject({ delivered: false, status: 500, error: "HTTP 500" });
+      expect((await h.call("/webhooks")).body.data[0]).toMatchObject({ total_triggers: 0, failed_triggers: 0, last_triggered_at: null, last_failure: null });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("answers delivered: false with the reason when nothing answers", async () => {
+    h = await startHarness({ webhooks: { allowPrivateNetworks: true, timeoutMs: 300 } });
+    const receiver = await startReceiver(() => ({ hang: true }));
+    try {
+      const { body } = await h.call("/webhooks", { json: { url: receiver.url, events: ["lead_captured"] } });
+      const res = await h.call(`/webhooks/${body.data.id}/test`, { method: "POST" });
+      expect(res.body.data).toMatchObject({ delivered: false, status: null, error: "No answer within 300 ms" });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("403 for another organisation's webhook (nothing sent), 404 for an unknown or malformed id", async () => {
+    h = await startHarness({ webhooks: { allowPrivateNetworks: true } });
+    const receiver = await startReceiver();
+    try {
+      const other = await addTenant(h.service);
+      const theirs = await h.call("/webhooks", { json: { url: receiver.url, events: ["lead_captured"] }, key: other.key.key });
+      expect((await h.call(`/webhooks/${theirs.body.data.id}/test`, { method: "POST" })).status).toBe(403);
+      expect((await h.call("/webhooks/999999/test", { method: "POST" })).status).toBe(404);
+      expect((await h.call("/webhooks/abc/test", { method: "POST" })).status).toBe(404);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -68,6 +68,10 @@ export interface ListFilter {
 export interface ConversationFilter extends ListFilter {
   /** `active` (open, the bot answers), `human` (open, a person answers) or `ended`. */
   status: "active" | "human" | "ended" | null;
+  /** `good`/`bad`: a visible reply was rated so; `unrated`: no visible reply is rated. */
+  rating?: "good" | "bad" | "unrated" | null;
+  /** Text a visible message contains, case-insensitive (ASCII case folding on SQLite). */
+  text?: string | null;
 }
 
 /** A conversation with its visible messages (oldest first), as exports carry it. */

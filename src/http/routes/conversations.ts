@@ -210,11 +210,13 @@ export const conversationRoutes: RouteDefinition[] = [
     operationId: "listConversations",
     tags: ["Conversations"],
     summary: "List conversations, newest first",
-    description: "`status` filters by `active` (the bot answers), `human` (a person answers) or `ended`.",
+    description:
+      "`status` filters by `active` (the bot answers), `human` (a person answers) or `ended`; `rating` by a visible reply rated `good` or `bad`, or none rated (`unrated`); " +
+      "`q` by text in a visible message (case-insensitive; replies are searched as their stored HTML).",
     query: listSchema,
     response: { data: z.array(conversationRecordSchema), meta: pageMetaSchema, links: pageLinksSchema },
     handler: async ({ event, service, principal, query }) => {
-      const page = await service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status"]));
+      const page = await service.conversations.list(principal.organizationId, listQuery(query, ["page", "per_page", "chatbot", "since", "until", "status", "rating", "q"]));
       return okPage(page, event.url, service.config);
     },
   },

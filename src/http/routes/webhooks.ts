@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { deletedWebhookSchema, registeredWebhookSchema, webhookSchema, type ListedWebhook } from "../schemas/index.js";
+import { deletedWebhookSchema, registeredWebhookSchema, webhookSchema, webhookTestSchema, type ListedWebhook } from "../schemas/index.js";
 import type { RegisterWebhookInput, Webhook } from "../../webhooks/index.js";
 import { registerSchema } from "../../webhooks/registry.js";
 import { ok } from "../envelope.js";
@@ -62,5 +62,20 @@ export const webhookRoutes: RouteDefinition[] = [
       await service.webhooks.delete(principal.organizationId, id);
       return ok({ id }, { message: "Webhook deleted successfully" });
     },
+  },
+  {
+    method: "POST",
+    path: "/webhooks/:id/test",
+    operationId: "testWebhook",
+    tags: ["Webhooks"],
+    summary: "Send a test event to a webhook",
+    description:
+      "Delivers one `webhook_test` event (`{\"event\":\"webhook_test\",\"data\":{webhook_id, name, url, message, sent_at}}`), signed like every delivery (Standard Webhooks headers), " +
+      "to the webhook now, active or not, and answers what came of it: one attempt, no retry, within the delivery timeout (10 s by default). " +
+      "A failed delivery is still a 200 answer with `delivered: false`, the receiver's `status` and the `error`. The webhook's statistics are left alone.",
+    params: { id: idParam("Webhook") },
+    response: { data: webhookTestSchema },
+    errors: { 403: "The webhook belongs to another organisation", 404: "The webhook does not exist" },
+    handler: async ({ service, principal, params }) => ok(await service.webhooks.sendTest(principal.organizationId, pathId(params.id, "Webhook not found"))),
   },
 ];

@@ -64,3 +64,26 @@ export const registeredWebhookSchema = z
   .meta({ id: "RegisteredWebhook" }) satisfies z.ZodType<RegisteredWebhookData>;
 
 export const deletedWebhookSchema = z.strictObject({ id: integer });
+
+/** `POST /webhooks/{id}/test` data. */
+export interface WebhookTestData {
+  webhook_id: number;
+  event: "webhook_test";
+  message_id: string;
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export const webhookTestSchema = z
+  .strictObject({
+    webhook_id: integer,
+    event: z.literal("webhook_test"),
+    message_id: z.string().meta({ description: "The `webhook-id` header the test event was signed and sent with" }),
+    delivered: z.boolean().meta({ description: "True when the receiver answered 2xx within the delivery timeout" }),
+    status: integer.nullable().meta({ description: "The receiver's HTTP status; null when no answer came (connection, TLS, address policy or timeout)" }),
+    error: z.string().nullable().meta({ description: "Why the delivery failed; null when it was delivered" }),
+    duration_ms: integer,
+  })
+  .meta({ id: "WebhookTest" }) satisfies z.ZodType<WebhookTestData>;

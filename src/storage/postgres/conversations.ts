@@ -10,6 +10,7 @@ import type {
   RecordedEvent,
   TurnRefusal,
 } from "../../core/storage/index.js";
+import { likePattern } from "../../core/like-pattern.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { chargeCredits } from "./credits.js";
 import { recordEvent } from "./events.js";
@@ -21,6 +22,15 @@ const MESSAGE = "id, conversation_id, role, content, sources, model, response_ms
 const FILTERS = `b.organization_id = $1 AND ($2::int IS NULL OR c.chatbot_id = $2)
   AND ($3::text IS NULL OR c.started_at >= $3) AND ($4::text IS NULL OR c.started_at <= $4)
   AND ($5::text IS NULL OR $5 = CASE WHEN c.ended_at IS NOT NULL THEN 'ended' WHEN c.handling = 'human' THEN 'human' ELSE 'active' END)`;
+/*
+ * The list page's own filters (exports leave them out), on parameters `$r` and `$t`: a rating
+ * among the visible replies, or none rated; text in a visible message (ILIKE, wildcards escaped).
+ */
+const PAGE_FILTERS = (r: number, t: number) => `${FILTERS}
+  AND ($${r}::text IS NULL
+    OR ($${r} = 'unrated' AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.conversation_id = c.id AND NOT x.regenerated AND x.rating IS NOT NULL))
+    OR ($${r} <> 'unrated' AND EXISTS (SELECT 1 FROM messages x WHERE x.conversation_id = c.id AND NOT x.regenerated AND x.rating = $${r})))
+  AND ($${t}::text IS NULL OR EXISTS (SELECT 1 FROM messages y WHERE y.conversation_id = c.id AND NOT y.regenerated AND y.content ILIKE $${t} ESCAPE '\\'))`;
 
 const insert = statement(
   "conversations_insert",
@@ -39,11 +49,11 @@ const handle = statement(
    WHERE id = $1`,
 );
 const markEnded = statement("conversations_mark_ended", "UPDATE conversations SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL");
-const countPage = statement("conversations_count_page", `SELECT count(*)::int AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`);
+const countPage = statement("conversations_count_page", `SELECT count(*)::int AS n FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${PAGE_FILTERS(6, 7)}`);
 const listPage = statement(
   "conversations_list_page",
   `SELECT ${RECORD}, (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND NOT m.regenerated) AS message_count
-     FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}
+     FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${PAGE_FILTERS(8, 9)}
     ORDER BY c.started_at DESC, c.id DESC LIMIT $6 OFFSET $7`,
 );
 const exportPage = statement(
@@ -199,9 +209,10 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
 
     async page(filter, { limit, offset }) {
       const values = [filter.organization_id, filter.chatbot_id, filter.since, filter.until, filter.status];
+      const extra = [filter.rating ?? null, likePattern(filter.text)];
       const [count, rows] = await Promise.all([
-        one<{ n: number }>(pool, countPage, values),
-        all<ConversationRecord & { message_count: number }>(pool, listPage, [...values, limit, offset]),
+        one<{ n: number }>(pool, countPage, [...values, ...extra]),
+        all<ConversationRecord & { message_count: number }>(pool, listPage, [...values, limit, offset, ...extra]),
       ]);
       return { total: count!.n, rows };
     },

@@ -12,6 +12,7 @@ import type {
   RecordedEvent,
   TurnRefusal,
 } from "../../core/storage/index.js";
+import { likePattern } from "../../core/like-pattern.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
 
@@ -25,6 +26,16 @@ const SELECT = `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS a
 const FILTERS = `b.organization_id = @organization_id AND (@chatbot_id IS NULL OR c.chatbot_id = @chatbot_id)
   AND (@since IS NULL OR c.started_at >= @since) AND (@until IS NULL OR c.started_at <= @until)
   AND (@status IS NULL OR @status = CASE WHEN c.ended_at IS NOT NULL THEN 'ended' WHEN c.handling = 'human' THEN 'human' ELSE 'active' END)`;
+
+/*
+ * The list page's own filters (exports leave them out): a rating among the visible replies, or
+ * none rated; text in a visible message, by LIKE (ASCII case folding), its wildcards escaped.
+ */
+const PAGE_FILTERS = `${FILTERS}
+  AND (@rating IS NULL
+    OR (@rating = 'unrated' AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = c.id AND r.regenerated = 0 AND r.rating IS NOT NULL))
+    OR (@rating <> 'unrated' AND EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = c.id AND r.regenerated = 0 AND r.rating = @rating)))
+  AND (@pattern IS NULL OR EXISTS (SELECT 1 FROM messages t WHERE t.conversation_id = c.id AND t.regenerated = 0 AND t.content LIKE @pattern ESCAPE '\\'))`;
 
 type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
 
@@ -42,12 +53,12 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
        handoff_reason = CASE WHEN @handling = 'human' THEN @reason ELSE handoff_reason END
      WHERE id = @id`,
   );
-  const countPage = sqlite.prepare<Record<string, unknown>, number>(`SELECT COUNT(*) FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${FILTERS}`).pluck();
+  const countPage = sqlite.prepare<Record<string, unknown>, number>(`SELECT COUNT(*) FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE ${PAGE_FILTERS}`).pluck();
   const listPage = sqlite.prepare<Record<string, unknown>, ConversationRecord & { message_count: number }>(
     `SELECT c.*, b.organization_id, b.name AS agent_name, b.slug AS agent_slug,
             (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.regenerated = 0) AS message_count
        FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id
-      WHERE ${FILTERS} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
+      WHERE ${PAGE_FILTERS} ORDER BY c.started_at DESC, c.id DESC LIMIT @limit OFFSET @offset`,
   );
 
   const exportPage = sqlite.prepare<Record<string, unknown>, ConversationRecord>(
@@ -196,8 +207,9 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     async end(id, endedAt, event) {
       return end.immediate(id, endedAt, event);
     },
-    async page(filter, { limit, offset }) {
-      return { total: countPage.get({ ...filter })!, rows: listPage.all({ ...filter, limit, offset }) };
+    async page({ rating = null, text = null, ...filter }, { limit, offset }) {
+      const params = { ...filter, rating, pattern: likePattern(text) };
+      return { total: countPage.get(params)!, rows: listPage.all({ ...params, limit, offset }) };
     },
     async *exportPages(filter, pageSize) {
       for (let after = 0; ; ) {
