@@ -182,6 +182,7 @@ function combine(all: KbFigures[]): KbFigures {
 function checkThresholds(o: KbFigures): string[] {
   const thresholds = JSON.parse(readFileSync(join(EVAL_DIR, "thresholds.json"), "utf8")) as Record<string, number>;
   const figures: Record<string, number> = {
+    "direct.hit1": o.sets.direct.hit1,
     "direct.hit3": o.sets.direct.hit3,
     "dev.hit3": o.sets.dev.hit3,
     "holdout.hit3": o.sets.holdout.hit3,

@@ -75,6 +75,22 @@ describe("extractive passages", () => {
     expect(answer).toContain("Loan periods depend on the item:\n\n- Books: 21 days.\n- DVDs: 7 days.\n- Games: 14 days.");
   });
 
+  it("starts with the sentence that answers, not the start of its section, and quotes a few sentences at most", () => {
+    const content = [
+      "The library has three branches in the county.",
+      "Each branch has a front desk and a returns box.",
+      "Overdue DVDs cost 50p a day.",
+      "Overdue books cost 20p a day.",
+      "Charges stop at £5 per item.",
+      "Children's cards never pay charges.",
+      "Staff can waive a charge once a year.",
+    ].join(" ");
+    const answer = compose("What do overdue DVDs cost?", [chunk(content)])!;
+    expect(answer.startsWith("Overdue DVDs cost 50p a day.")).toBe(true);
+    const body = answer.slice(0, answer.indexOf("\n\n*Source:"));
+    expect(body.match(/[.!?](\s|$)/g)!.length).toBeLessThanOrEqual(4);
+  });
+
   it("links a web page source to its address", () => {
     const answer = compose("How long are loan periods?", [chunk("Loan periods are 21 days.", { name: "Loans | Library", type: "url", url: "https://library.example/loans" })]);
     expect(answer).toContain("[Loans | Library](https://library.example/loans)");
