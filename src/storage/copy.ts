@@ -43,9 +43,12 @@ export const COPIED_TABLES: PgTable[] = [
 /**
  * What starts empty: runtime state of running instances (change counters and
  * rate-limit buckets exist on PostgreSQL only; a job lease held by a stopped
- * SQLite server would only delay that job on the new database).
+ * SQLite server would only delay that job on the new database), and derived
+ * data the target rebuilds itself: `analytics_daily`'s triggers count the
+ * conversations, messages and leads as the copy inserts them (copying the
+ * counters too would count everything twice).
  */
-export const NOT_COPIED_TABLES: PgTable[] = [pgSchema.revisions, pgSchema.rateBuckets, pgSchema.leases];
+export const NOT_COPIED_TABLES: PgTable[] = [pgSchema.revisions, pgSchema.rateBuckets, pgSchema.leases, pgSchema.analyticsDaily];
 
 /** PostgreSQL accepts at most 65,535 parameters per statement. */
 const MAX_PARAMETERS = 65_535;

@@ -100,6 +100,8 @@ describe("chatsvc db copy", () => {
       credits: await before.service.credits.status(tenant.organization.id),
       budget: (await before.call("/chatbots/demo/widget-budget")).body.data,
       analytics: (await before.call("/analytics?chatbot=demo")).body.data,
+      // Whole days are read from counters, which the target rebuilds from the copied rows.
+      analyticsToday: (await before.call(`/analytics?since=${new Date().toISOString().slice(0, 10)}&until=${new Date().toISOString().slice(0, 10)}`)).body.data,
       sources: (await before.call("/analytics/sources?chatbot=demo&per_page=100")).body.data,
       audit: (await before.call("/audit")).body.data,
       org: await before.service.orgs.get(tenant.organization.id),
@@ -140,6 +142,8 @@ describe("chatsvc db copy", () => {
       expect((await widgetSecret(after.service)).equals(secret)).toBe(true);
       expect((await after.call("/chatbots/demo/widget-budget")).body.data).toEqual(seen.budget);
       expect((await after.call(`/analytics?chatbot=demo&since=${seen.analytics.since}&until=${seen.analytics.until}`)).body.data).toEqual(seen.analytics);
+      expect((await after.call(`/analytics?since=${seen.analyticsToday.since.slice(0, 10)}&until=${seen.analyticsToday.since.slice(0, 10)}`)).body.data).toEqual(seen.analyticsToday);
+      expect(seen.analyticsToday.totals).toMatchObject({ conversations: 1, visitor_messages: 2, good_ratings: 1, bad_ratings: 1, leads: 1 });
       expect((await after.call("/analytics/sources?chatbot=demo&per_page=100")).body.data).toEqual(seen.sources);
       expect((await after.call("/audit")).body.data).toEqual(seen.audit);
       expect(await after.service.orgs.get(tenant.organization.id)).toEqual(seen.org);

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { mergeDays } from "../../core/day-counts.js";
+import { mergeDays, splitDays } from "../../core/day-counts.js";
 import type { AnalyticsStore, DocumentCitations, UnansweredRow } from "../../core/storage/index.js";
 
 /*
@@ -9,6 +9,15 @@ import type { AnalyticsStore, DocumentCitations, UnansweredRow } from "../../cor
  * Parameters: $1 the chatbot ids, $2 since, $3 until.
  */
 const DAY = (column: string) => `substr(${column}, 1, 10)`;
+
+// Whole days come from the counters the analytics_daily triggers keep; only partial days at the ends read rows.
+// Parameters: $1 the chatbot ids, $2 the first whole day, $3 the last.
+const COUNTED = `SELECT day, sum(conversations)::int AS conversations, sum(visitor_messages)::int AS visitor_messages, sum(answered)::int AS answered,
+    sum(cannot_answer)::int AS cannot_answer, sum(good_ratings)::int AS good_ratings, sum(bad_ratings)::int AS bad_ratings,
+    sum(leads)::int AS leads, sum(handoffs)::int AS handoffs
+  FROM analytics_daily WHERE chatbot_id = ANY($1::int[]) AND day >= $2 AND day <= $3
+  GROUP BY day
+  HAVING sum(conversations) + sum(visitor_messages) + sum(answered) + sum(cannot_answer) + sum(good_ratings) + sum(bad_ratings) + sum(leads) + sum(handoffs) > 0`;
 
 const CONVERSATIONS = `SELECT ${DAY("started_at")} AS day, count(*)::int AS conversations FROM conversations
   WHERE chatbot_id = ANY($1::int[]) AND started_at >= $2 AND started_at <= $3 GROUP BY 1`;
@@ -49,14 +58,13 @@ export function createPgAnalyticsStore(pool: pg.Pool): AnalyticsStore {
   const rows = async <T extends pg.QueryResultRow>(text: string, values: unknown[]) => (await pool.query<T>(text, values)).rows;
   return {
     async daily({ chatbot_ids, since, until }) {
-      const values = [chatbot_ids, since, until];
-      const [conversations, messages, leads, handoffs] = await Promise.all([
-        rows<{ day: string }>(CONVERSATIONS, values),
-        rows<{ day: string }>(MESSAGES, values),
-        rows<{ day: string }>(LEADS, values),
-        rows<{ day: string }>(HANDOFFS, values),
-      ]);
-      return mergeDays(conversations, messages, leads, handoffs);
+      const { days, edges } = splitDays(since, until);
+      const queries = days ? [rows<{ day: string }>(COUNTED, [chatbot_ids, days.first, days.last])] : [];
+      for (const edge of edges) {
+        const values = [chatbot_ids, edge.since, edge.until];
+        queries.push(...[CONVERSATIONS, MESSAGES, LEADS, HANDOFFS].map((text) => rows<{ day: string }>(text, values)));
+      }
+      return mergeDays(...(await Promise.all(queries)));
     },
     unanswered: ({ chatbot_ids, since, until }) => rows<UnansweredRow>(UNANSWERED, [chatbot_ids, since, until]),
     citations: (chatbotIds) => rows<DocumentCitations>(CITATIONS, [chatbotIds]),

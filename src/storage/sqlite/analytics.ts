@@ -1,4 +1,4 @@
-import { mergeDays } from "../../core/day-counts.js";
+import { mergeDays, splitDays } from "../../core/day-counts.js";
 import type { AnalyticsStore, DocumentCitations, UnansweredRow } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
 
@@ -7,6 +7,15 @@ const IN_SCOPE = "IN (SELECT value FROM json_each(@ids))";
 const DAY = (column: string) => `substr(${column}, 1, 10)`;
 
 export function createAnalyticsStore(sqlite: Sqlite): AnalyticsStore {
+  // Whole days come from the counters the analytics_daily triggers keep; only partial days at the ends read rows.
+  const counted = sqlite.prepare<Record<string, unknown>, Record<string, number> & { day: string }>(
+    `SELECT day, sum(conversations) AS conversations, sum(visitor_messages) AS visitor_messages, sum(answered) AS answered,
+            sum(cannot_answer) AS cannot_answer, sum(good_ratings) AS good_ratings, sum(bad_ratings) AS bad_ratings,
+            sum(leads) AS leads, sum(handoffs) AS handoffs
+       FROM analytics_daily WHERE chatbot_id ${IN_SCOPE} AND day >= @first AND day <= @last
+      GROUP BY day
+     HAVING sum(conversations) + sum(visitor_messages) + sum(answered) + sum(cannot_answer) + sum(good_ratings) + sum(bad_ratings) + sum(leads) + sum(handoffs) > 0`,
+  );
   const conversations = sqlite.prepare<Record<string, unknown>, { day: string; conversations: number }>(
     `SELECT ${DAY("started_at")} AS day, count(*) AS conversations FROM conversations
       WHERE chatbot_id ${IN_SCOPE} AND started_at >= @since AND started_at <= @until GROUP BY day`,
@@ -52,8 +61,14 @@ export function createAnalyticsStore(sqlite: Sqlite): AnalyticsStore {
 
   return {
     async daily({ chatbot_ids, since, until }) {
-      const params = { ids: JSON.stringify(chatbot_ids), since, until };
-      return mergeDays(conversations.all(params), messages.all(params), leads.all(params), handoffs.all(params));
+      const ids = JSON.stringify(chatbot_ids);
+      const { days, edges } = splitDays(since, until);
+      const parts: Array<Array<{ day: string }>> = days ? [counted.all({ ids, ...days })] : [];
+      for (const edge of edges) {
+        const params = { ids, ...edge };
+        parts.push(conversations.all(params), messages.all(params), leads.all(params), handoffs.all(params));
+      }
+      return mergeDays(...parts);
     },
     async unanswered({ chatbot_ids, since, until }) {
       return unanswered

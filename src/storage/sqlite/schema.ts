@@ -326,6 +326,32 @@ export const sourceCitations = sqliteTable(
   (t) => [primaryKey({ columns: [t.chatbotId, t.name] })],
 );
 
+/**
+ * Per chatbot and UTC day (`YYYY-MM-DD`), what `GET /analytics` counts: derived
+ * data kept by triggers on conversations, messages and leads (see the
+ * `analytics_daily` migration), so every write that changes a count changes it
+ * in the same transaction, and a report reads one row per day instead of every
+ * message of its range.
+ */
+export const analyticsDaily = sqliteTable(
+  "analytics_daily",
+  {
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    day: text("day").notNull(),
+    conversations: integer("conversations").notNull().default(0),
+    visitorMessages: integer("visitor_messages").notNull().default(0),
+    answered: integer("answered").notNull().default(0),
+    cannotAnswer: integer("cannot_answer").notNull().default(0),
+    goodRatings: integer("good_ratings").notNull().default(0),
+    badRatings: integer("bad_ratings").notNull().default(0),
+    leads: integer("leads").notNull().default(0),
+    handoffs: integer("handoffs").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.chatbotId, t.day] })],
+);
+
 /** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */
 export const settings = sqliteTable("settings", {
   key: text("key").primaryKey(),
