@@ -6,7 +6,7 @@ import type { BootstrapResult } from "../../src/bootstrap.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { loadHtmlRenderer } from "../../src/render/render-html.js";
 import { createChatService, type ChatService } from "../../src/service.js";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { testDatabase, testEngine, type TestDatabase } from "./database.js";
 import { HARNESS_TENANT, SEED_OPTIONS, seedFits } from "./seed.js";
 
@@ -95,6 +95,29 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
       await database.drop();
       cleanup();
     },
+  };
+}
+
+/**
+ * One harness for every test of the enclosing `describe` (or file): started before its first test, closed after
+ * its last. For tests that change nothing another test reads (refusals, reads), where a fresh database per test
+ * costs a PostgreSQL clone each and proves nothing more; tests that store something keep their own harness.
+ *
+ * @example
+ * const shared = sharedHarness();
+ * it("401 without a key", async () => expect((await shared().call("/webhooks", { key: null })).status).toBe(401));
+ */
+export function sharedHarness(options: ChatServiceOptions = {}): () => Harness {
+  let harness: Harness | undefined;
+  beforeAll(async () => {
+    harness = await startHarness(options);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  return () => {
+    if (!harness) throw new Error("sharedHarness() is used by tests of the describe block that declared it");
+    return harness;
   };
 }
 

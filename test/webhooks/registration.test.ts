@@ -3,14 +3,15 @@ import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProgram } from "../../src/cli/program.js";
 import { blockedRangeOf } from "../../src/net/address-policy.js";
-import { addTenant, startHarness, type Harness } from "../support/harness.js";
+import { addTenant, sharedHarness, startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 import { verifyWebhook } from "../../src/index.js";
 import { startReceiver } from "./support/receiver.js";
 
-let h: Harness;
+let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
+  h = undefined;
 });
 
 // The machine's own name: a plain name (not `localhost`) that resolves, on most hosts, to a loopback or private address.
@@ -61,69 +62,74 @@ describe("POST /webhooks", () => {
     expect((await h.call("/webhooks", { key: other.key.key })).body.data).toHaveLength(1);
   });
 
-  it.each([
-    ["no body", undefined, "body"],
-    ["no url", { events: ["lead_captured"] }, "url"],
-    ["a url that is not a URL", { url: "not a url", events: ["lead_captured"] }, "url"],
-    ["a non-http scheme", { url: "ftp://example.com/x", events: ["lead_captured"] }, "url"],
-    ["a url of the wrong type", { url: 42, events: ["lead_captured"] }, "url"],
-    ["no events", { url: hook.url }, "events"],
-    ["empty events", { url: hook.url, events: [] }, "events"],
-    ["an unknown event", { url: hook.url, events: ["lead_captured", "order_paid"] }, "events.1"],
-    ["events that are not a list", { url: hook.url, events: "lead_captured" }, "events"],
-    ["an empty name", { ...hook, name: "  " }, "name"],
-  ])("422 for %s", async (_, json, field) => {
-    h = await startHarness();
-    const res = await h.call("/webhooks", json === undefined ? { method: "POST" } : { json });
-    expect(res.status).toBe(422);
-    expect(res.body.success).toBe(false);
-    expect(res.body.errors[field]).toEqual([expect.any(String)]);
-    expect((await h.call("/webhooks")).body.data).toEqual([]);
-  });
+  // Refused registrations store nothing, so they share one service; each 422 still checks the list stayed empty.
+  describe("refusals", () => {
+    const refusing = sharedHarness();
 
-  it.each([
-    "http://127.0.0.1:8080/hook",
-    "http://2130706433/",
-    "http://0x7f.0.0.1/",
-    "http://10.0.0.8/",
-    "http://169.254.169.254/latest/meta-data/",
-    "http://192.168.1.20/hook",
-    "http://100.64.0.9/",
-    "http://[::1]/hook",
-    "http://localhost:3000/hook",
-  ])("refuses %s by default (422 on url)", async (url) => {
-    h = await startHarness();
-    const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
-    expect(res.status).toBe(422);
-    expect(res.body.errors.url).toEqual([expect.stringMatching(/not allowed|IPv4 only/)]);
-  });
-
-  it.runIf(ownAddresses.length > 0 && ownAddresses.every((a) => blockedRangeOf(a) !== null))(
-    "refuses a name that resolves to a non-public address without naming the address",
-    async () => {
-      h = await startHarness();
-      const res = await h.call("/webhooks", { json: { url: `http://${ownName}:8080/hook`, events: ["lead_captured"] } });
+    it.each([
+      ["no body", undefined, "body"],
+      ["no url", { events: ["lead_captured"] }, "url"],
+      ["a url that is not a URL", { url: "not a url", events: ["lead_captured"] }, "url"],
+      ["a non-http scheme", { url: "ftp://example.com/x", events: ["lead_captured"] }, "url"],
+      ["a url of the wrong type", { url: 42, events: ["lead_captured"] }, "url"],
+      ["no events", { url: hook.url }, "events"],
+      ["empty events", { url: hook.url, events: [] }, "events"],
+      ["an unknown event", { url: hook.url, events: ["lead_captured", "order_paid"] }, "events.1"],
+      ["events that are not a list", { url: hook.url, events: "lead_captured" }, "events"],
+      ["an empty name", { ...hook, name: "  " }, "name"],
+    ])("422 for %s", async (_, json, field) => {
+      const h = refusing();
+      const res = await h.call("/webhooks", json === undefined ? { method: "POST" } : { json });
       expect(res.status).toBe(422);
-      expect(res.body.errors.url).toEqual([`The url is not allowed: ${ownName} does not resolve to a public address. ${ALLOW_HINT}`]);
-      for (const address of ownAddresses) expect(res.text).not.toContain(address);
-    },
-  );
+      expect(res.body.success).toBe(false);
+      expect(res.body.errors[field]).toEqual([expect.any(String)]);
+      expect((await h.call("/webhooks")).body.data).toEqual([]);
+    });
 
-  it.each([
-    ["http://10.0.0.8/", "The url is not allowed: 10.0.0.8 is not a public address (private)."],
-    ["http://localhost:3000/hook", "The url is not allowed: localhost is a local name."],
-  ])("the refusal of %s says how to allow private addresses", async (url, reason) => {
-    h = await startHarness();
-    const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
-    expect(res.body.errors.url).toEqual([`${reason} ${ALLOW_HINT}`]);
-  });
-
-  it("a refusal that allowing private addresses would not lift gives no such hint", async () => {
-    h = await startHarness();
-    for (const url of ["http://[::1]/hook", "ftp://example.com/x"]) {
+    it.each([
+      "http://127.0.0.1:8080/hook",
+      "http://2130706433/",
+      "http://0x7f.0.0.1/",
+      "http://10.0.0.8/",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://192.168.1.20/hook",
+      "http://100.64.0.9/",
+      "http://[::1]/hook",
+      "http://localhost:3000/hook",
+    ])("refuses %s by default (422 on url)", async (url) => {
+      const h = refusing();
       const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
-      expect(res.body.errors.url).toEqual([expect.not.stringContaining("allow-private-webhooks")]);
-    }
+      expect(res.status).toBe(422);
+      expect(res.body.errors.url).toEqual([expect.stringMatching(/not allowed|IPv4 only/)]);
+    });
+
+    it.runIf(ownAddresses.length > 0 && ownAddresses.every((a) => blockedRangeOf(a) !== null))(
+      "refuses a name that resolves to a non-public address without naming the address",
+      async () => {
+        const h = refusing();
+        const res = await h.call("/webhooks", { json: { url: `http://${ownName}:8080/hook`, events: ["lead_captured"] } });
+        expect(res.status).toBe(422);
+        expect(res.body.errors.url).toEqual([`The url is not allowed: ${ownName} does not resolve to a public address. ${ALLOW_HINT}`]);
+        for (const address of ownAddresses) expect(res.text).not.toContain(address);
+      },
+    );
+
+    it.each([
+      ["http://10.0.0.8/", "The url is not allowed: 10.0.0.8 is not a public address (private)."],
+      ["http://localhost:3000/hook", "The url is not allowed: localhost is a local name."],
+    ])("the refusal of %s says how to allow private addresses", async (url, reason) => {
+      const h = refusing();
+      const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
+      expect(res.body.errors.url).toEqual([`${reason} ${ALLOW_HINT}`]);
+    });
+
+    it("a refusal that allowing private addresses would not lift gives no such hint", async () => {
+      const h = refusing();
+      for (const url of ["http://[::1]/hook", "ftp://example.com/x"]) {
+        const res = await h.call("/webhooks", { json: { url, events: ["lead_captured"] } });
+        expect(res.body.errors.url).toEqual([expect.not.stringContaining("allow-private-webhooks")]);
+      }
+    });
   });
 
   it("accepts private addresses when the service allows private networks", async () => {
