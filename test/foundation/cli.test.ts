@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createChatService, type ChatService } from "../../src/service.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/harness.js";
 
@@ -13,6 +14,17 @@ beforeEach(() => {
   db = join(dir, "cli.db");
 });
 afterEach(() => cleanup());
+
+/** Records a test starts from, made through the library (the commands that make them have their own test). */
+async function given(make: (service: ChatService) => Promise<unknown>): Promise<void> {
+  const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
+  try {
+    await make(service);
+  } finally {
+    await service.close();
+  }
+}
+const orgA = (service: ChatService) => service.orgs.create({ name: "A" });
 
 // Each test runs the real binary a dozen times; on a loaded 2-core machine a spawn can take seconds.
 describe("chatsvc CLI", { timeout: 60_000 }, () => {
@@ -74,7 +86,7 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
 
   it("bots create --config reads settings from a JSON file", async () => {
     const { writeFileSync } = await import("node:fs");
-    await cli("orgs", "create", "--name", "A");
+    await given(orgA);
     const file = join(dir, "bot.json");
     writeFileSync(file, JSON.stringify({ greeting_message: "Hello there", appearance: { primary_color: "#ff0000", widget_theme: "dark" } }));
     const bot = (await cli("bots", "create", "--org", "1", "--slug", "cfg", "--name", "Cfg", "--config", file, "--json")).json();
@@ -87,8 +99,7 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
   });
 
   it("bots budget shows and sets a chatbot's widget budgets", async () => {
-    await cli("orgs", "create", "--name", "A");
-    await cli("bots", "create", "--org", "1", "--slug", "shop", "--name", "Shop");
+    await given(async (service) => service.chatbots.create({ organization_id: (await orgA(service)).id, slug: "shop", name: "Shop" }));
     const set = (await cli("bots", "budget", "shop", "--per-hour", "5", "--visitor-per-day", "0", "--json")).json();
     expect(set).toEqual({
       limits: { visitor_per_day: 0, chatbot_per_hour: 5, chatbot_per_day: 1000 },
@@ -104,8 +115,7 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
   });
 
   it("manages API keys through their whole life cycle", async () => {
-    await cli("orgs", "create", "--name", "A");
-    await cli("users", "create", "--org", "1", "--email", "a@a.test");
+    await given(async (service) => service.users.create({ organization_id: (await orgA(service)).id, email: "a@a.test" }));
 
     const refused = await cli("keys", "create", "--email", "a@a.test", "--name", "k");
     expect(refused.code).not.toBe(0);
@@ -145,12 +155,10 @@ describe("chatsvc CLI", { timeout: 60_000 }, () => {
   });
 
   it("refuses an 11th active key for one user", async () => {
-    const { createChatService } = await import("../../src/service.js");
-    const service = await createChatService({ db, env: {} });
-    const org = await service.orgs.create({ name: "A" });
-    const user = await service.users.create({ organization_id: org.id, email: "a@a.test" });
-    for (let i = 0; i < 10; i++) await service.keys.create({ user_id: user.id, name: `k${i}`, accept_attribution: true });
-    await service.close();
+    await given(async (service) => {
+      const user = await service.users.create({ organization_id: (await orgA(service)).id, email: "a@a.test" });
+      for (let i = 0; i < 10; i++) await service.keys.create({ user_id: user.id, name: `k${i}`, accept_attribution: true });
+    });
     const eleventh = await cli("keys", "create", "--email", "a@a.test", "--name", "k10", "--accept-attribution");
     expect(eleventh.code).not.toBe(0);
     expect(eleventh.stderr).toContain("at most 10 active");

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createChatService } from "../../src/service.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/harness.js";
 import { startTestServer } from "./helpers.js";
@@ -15,6 +16,21 @@ beforeEach(() => {
   db = join(dir, "cli.db");
 });
 afterEach(() => cleanup());
+
+/**
+ * What these tests start from, made through the library: an organisation with an empty `demo` chatbot (and with
+ * `document`, one document embedded by the default embedder). `init` itself is run by the first test only.
+ */
+async function setUp(document?: { name: string; content: string }): Promise<void> {
+  const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
+  try {
+    const org = await service.orgs.create({ name: "Acme" });
+    await service.chatbots.create({ organization_id: org.id, slug: "demo", name: "Demo" });
+    if (document) await service.knowledge.ingest("demo", [document]);
+  } finally {
+    await service.close();
+  }
+}
 
 // Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds.
 describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
@@ -53,7 +69,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   });
 
   it("lists a folder's unsupported files and empty files as skipped, with the reason, and exits 0", async () => {
-    await cli(["init", "--json"]);
+    await setUp();
     const docs = join(dir, "docs");
     mkdirSync(docs);
     writeFileSync(join(docs, "guide.md"), "# Guide\nHow to return an order.\n");
@@ -85,7 +101,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   });
 
   it("refuses an embedder switch without reindex, naming the command", async () => {
-    await cli(["init", "--json"]);
+    await setUp({ name: "hours.md", content: "Opening hours\n\nThe shop opens at nine." });
     const res = await cli(["ingest", "demo", join(dir)], { CHATSVC_EMBED_MODEL: "ollama:nomic-embed-text", OLLAMA_HOST: "http://127.0.0.1:9" });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain("chatsvc kb reindex");
@@ -93,7 +109,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   });
 
   it("refuses loopback URLs unless --allow-private-urls or CHATSVC_INGEST_ALLOW_PRIVATE=1 opts in", async () => {
-    await cli(["init", "--json"]);
+    await setUp();
     const pages = await startTestServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`Intranet page ${req.url} about the canteen menu.`));
     try {
       const refused = await cli(["ingest", "demo", `${pages.url}/a`, "--json"]);
@@ -112,7 +128,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   });
 
   it("kb sync re-fetches web documents and reports what changed; a failed page exits 1; sitemaps ingest with a bound", async () => {
-    await cli(["init", "--json"]);
+    await setUp();
     const texts = new Map([
       ["/a", "Page a about the rooftop garden."],
       ["/b", "Page b about the bicycle shed."],

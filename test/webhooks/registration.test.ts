@@ -8,10 +8,11 @@ import { sqlOf } from "../support/sql.js";
 import { verifyWebhook } from "../../src/index.js";
 import { startReceiver } from "./support/receiver.js";
 
-let h: Harness | undefined;
+let h: Harness;
 afterEach(async () => {
   await h?.close();
-  h = undefined;
+  // The refusals below use a shared harness and set none of their own: never close this one twice.
+  h = undefined!;
 });
 
 // The machine's own name: a plain name (not `localhost`) that resolves, on most hosts, to a loopback or private address.
