@@ -239,8 +239,14 @@ export interface ConversationRecord {
   handoff_reason: string | null;
 }
 
+/** A message as operators read it (`GET /conversations/{id}`): replies carry the visitor's rating. */
+export interface RatedMessage extends Message {
+  /** Only on `assistant` messages: the visitor's rating, null when not rated. */
+  rating?: "good" | "bad" | null;
+}
+
 export interface ConversationDetail extends ConversationRecord {
-  messages: Message[];
+  messages: RatedMessage[];
 }
 
 export interface ConversationListQuery extends PageQuery {

@@ -4,7 +4,7 @@ import type { Chatbot, Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
 import { ChatsvcError } from "./errors.js";
 import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus, EventName } from "./events.js";
-import type { Message, Messages } from "./messages.js";
+import type { Message, Messages, RatedMessage } from "./messages.js";
 import { checkRange, DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
 import type { ConversationRecord as StoredConversation, ConversationRef, ConversationStore, EndedRecord, HandlingChange, ListFilter, RecordedEvent, TurnRefusal } from "./storage/index.js";
 import { body, containsNul, email, noNul, oneOf, parse, text } from "./validation.js";
@@ -75,7 +75,7 @@ export interface ConversationRecord extends ConversationPayload {
 }
 
 export interface ConversationDetail extends ConversationRecord {
-  messages: Message[];
+  messages: RatedMessage[];
 }
 
 /** What ending a conversation answers. */
@@ -385,7 +385,7 @@ export function createConversations(store: ConversationStore, { chatbots, messag
     /** Account level: one conversation with its messages. */
     async get(organizationId: number, id: number): Promise<ConversationDetail> {
       const row = await ofOrganization(organizationId, id);
-      const list = await messages.visible(row.id, organizationId);
+      const list = await messages.rated(row.id, organizationId);
       return { ...toRecord(row, list.length), messages: list };
     },
 

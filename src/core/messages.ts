@@ -31,6 +31,12 @@ export interface Message {
   created_at: string;
 }
 
+/** A message as operators read it (account-level conversation detail): replies carry the visitor's rating. */
+export interface RatedMessage extends Message {
+  /** Only on `assistant` messages: the visitor's rating, null when not rated. */
+  rating?: "good" | "bad" | null;
+}
+
 export type Messages = ReturnType<typeof createMessages>;
 
 /**
@@ -71,6 +77,12 @@ export function createMessages(store: ConversationStore, config: Pick<ResolvedCo
     async visible(conversationId: number, organizationId: number): Promise<Message[]> {
       const [rows, required] = await Promise.all([store.messages(conversationId), brandingRequired(organizationId)]);
       return rows.map((row) => toMessage(row, required));
+    },
+
+    /** {@link visible}, with each reply's rating: what an operator reads. */
+    async rated(conversationId: number, organizationId: number): Promise<RatedMessage[]> {
+      const [rows, required] = await Promise.all([store.messages(conversationId), brandingRequired(organizationId)]);
+      return rows.map((row) => (row.role === "assistant" ? { ...toMessage(row, required), rating: row.rating } : toMessage(row, required)));
     },
   };
 }

@@ -118,6 +118,11 @@ describe("finding conversations by rating and by text", () => {
     const theirs = await h.service.conversations.start(other.organization.id, other.chatbot.slug, {});
     await h.service.chat.post(other.organization.id, theirs.conversation_id, { message: "install Widgetron please", role: "user" });
 
+    // Operators read each reply's rating in the conversation detail; visitor messages have none.
+    const detail = (await h.call(`/conversations/${good.id}`)).body.data.messages;
+    expect(detail.map((m: { role: string; rating?: string | null }) => [m.role, m.rating])).toEqual([["user", undefined], ["assistant", "good"]]);
+    expect((await h.call(`/conversations/${unrated.id}`)).body.data.messages[1].rating).toBeNull();
+
     const ids = async (q: string) => (await h.call(`/conversations?${q}`)).body.data.map((c: { id: number }) => c.id);
     expect(await ids("rating=good")).toEqual([good.id]);
     expect(await ids("rating=bad")).toEqual([bad.id]);

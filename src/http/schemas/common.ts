@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { EventAction } from "../../chat/chat.js";
 import { EVENT_NAMES, type AgentRef } from "../../core/events.js";
-import type { Message, Source } from "../../core/messages.js";
+import type { Message, RatedMessage, Source } from "../../core/messages.js";
 import type { PageLinks, PageMeta } from "../../core/pagination.js";
 
 /*
@@ -53,6 +53,10 @@ export const messageSchema = z
     created_at: timestamp,
   })
   .meta({ id: "Message" }) satisfies z.ZodType<Message>;
+
+export const ratedMessageSchema = messageSchema
+  .extend({ rating: z.enum(["good", "bad"]).nullable().optional().meta({ description: "Only on `assistant` messages: the visitor's rating, null when not rated" }) })
+  .meta({ id: "RatedMessage" }) satisfies z.ZodType<RatedMessage>;
 
 export const eventActionSchema = z
   .strictObject({ type: z.literal("webhook"), event: eventNameSchema, deliveries: integer })

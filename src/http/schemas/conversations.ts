@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ConversationDetail, ConversationHistory, ConversationRecord, EndedConversation, HandoffRequested, StartedConversation } from "../../core/conversations.js";
-import { agentSchema, eventActionSchema, integer, messageSchema, timestamp } from "./common.js";
+import { agentSchema, eventActionSchema, integer, messageSchema, ratedMessageSchema, timestamp } from "./common.js";
 
 const statusSchema = z
   .enum(["active", "human", "ended"])
@@ -60,7 +60,7 @@ export const conversationRecordSchema = z
   .meta({ id: "Conversation", description: "The conversation webhook shape plus its state" }) satisfies z.ZodType<ConversationRecord>;
 
 export const conversationDetailSchema = conversationRecordSchema
-  .extend({ messages: z.array(messageSchema) })
+  .extend({ messages: z.array(ratedMessageSchema) })
   .meta({ id: "ConversationDetail" }) satisfies z.ZodType<ConversationDetail>;
 
 export const endedConversationSchema = z

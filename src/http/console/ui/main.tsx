@@ -9,6 +9,7 @@ import { ChatbotsPage } from "./pages/chatbots.js";
 import { KnowledgePage } from "./pages/knowledge.js";
 import { ConversationsPage, TranscriptPage } from "./pages/conversations.js";
 import { LeadsPage } from "./pages/leads.js";
+import { CorrectionsPage } from "./pages/corrections.js";
 import { WebhooksPage } from "./pages/webhooks.js";
 import { KeysPage } from "./pages/keys.js";
 
@@ -25,6 +26,7 @@ const NAV = [
   ["knowledge", "Knowledge"],
   ["conversations", "Conversations"],
   ["leads", "Leads"],
+  ["corrections", "Corrections"],
   ["webhooks", "Webhooks"],
   ["keys", "API keys"],
 ] as const;
@@ -65,7 +67,7 @@ function App() {
   }
   if (me === undefined) return <Loading />;
 
-  const [page = "overview", arg] = route;
+  const [page = "overview", arg, extra] = route;
   const signOut = async () => {
     await call("session", { method: "DELETE" }).catch(() => {});
     setMe(null);
@@ -101,6 +103,7 @@ function App() {
         {page === "knowledge" && <KnowledgePage slug={arg} />}
         {page === "conversations" && (arg ? <TranscriptPage id={Number(arg)} /> : <ConversationsPage />)}
         {page === "leads" && <LeadsPage />}
+        {page === "corrections" && <CorrectionsPage slug={arg} highlight={extra ? Number(extra) : undefined} />}
         {page === "webhooks" && <WebhooksPage />}
         {page === "keys" && <KeysPage />}
       </main>

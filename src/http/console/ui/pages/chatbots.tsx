@@ -229,7 +229,7 @@ function ChatbotEditor({ slug }: { slug: string }) {
         </form>
         <aside class="preview" aria-label="Widget preview">
           <h2>Preview</h2>
-          <WidgetPreview draft={draft} />
+          <WidgetPreview draft={draft} slug={slug} />
         </aside>
       </div>
     </>

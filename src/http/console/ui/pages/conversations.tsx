@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { call, query } from "../api.js";
 import { BotSelect, Empty, Field, Loading, Notice, PageTitle, formatDate, useAction, useLoad } from "../ui.js";
 import type { Bot } from "./chatbots.js";
+import type { Correction } from "./corrections.js";
 
 interface Conversation {
   id: number;
@@ -30,10 +31,14 @@ const dayEnd = (day: string) => (day ? new Date(new Date(`${day}T00:00:00`).getT
 
 export function ConversationsPage() {
   const { data: bots } = useLoad(async () => (await call<Bot[]>("chatbots")).data);
-  const [filters, setFilters] = useState({ chatbot: "", status: "", since: "", until: "" });
+  const [filters, setFilters] = useState({ chatbot: "", status: "", rating: "", q: "", since: "", until: "" });
+  const [search, setSearch] = useState("");
   const [page, setPage] = useState(1);
   const { data, error } = useLoad(
-    () => call<Conversation[]>(`v1/conversations${query({ chatbot: filters.chatbot, status: filters.status, since: dayStart(filters.since), until: dayEnd(filters.until), page, per_page: 25 })}`),
+    () =>
+      call<Conversation[]>(
+        `v1/conversations${query({ chatbot: filters.chatbot, status: filters.status, rating: filters.rating, q: filters.q, since: dayStart(filters.since), until: dayEnd(filters.until), page, per_page: 25 })}`,
+      ),
     [filters, page],
   );
   const set = (key: keyof typeof filters, value: string) => (setPage(1), setFilters({ ...filters, [key]: value }));
@@ -53,7 +58,10 @@ export function ConversationsPage() {
       >
         Conversations
       </PageTitle>
-      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter conversations">
+      <form class="filters" onSubmit={(e) => (e.preventDefault(), set("q", search.trim()))} aria-label="Filter conversations">
+        <Field label="Search messages">
+          <input type="search" value={search} maxLength={200} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} onChange={() => set("q", search.trim())} />
+        </Field>
         <BotSelect bots={bots ?? []} value={filters.chatbot} onChange={(v) => set("chatbot", v)} any="All chatbots" />
         <Field label="Status">
           <select value={filters.status} onChange={(e) => set("status", (e.target as HTMLSelectElement).value)}>
@@ -61,6 +69,14 @@ export function ConversationsPage() {
             <option value="active">Active</option>
             <option value="human">With an agent</option>
             <option value="ended">Ended</option>
+          </select>
+        </Field>
+        <Field label="Rating">
+          <select value={filters.rating} onChange={(e) => set("rating", (e.target as HTMLSelectElement).value)}>
+            <option value="">Any</option>
+            <option value="good">Rated good</option>
+            <option value="bad">Rated bad</option>
+            <option value="unrated">Unrated</option>
           </select>
         </Field>
         <Field label="From">
@@ -180,6 +196,7 @@ export function TranscriptPage({ id }: { id: number }) {
             </div>
             {/* Assistant content is the server's sanitised HTML; visitor text is plain and escaped by Preact. */}
             {m.role !== "user" ? <div class="msg-body" dangerouslySetInnerHTML={{ __html: m.content }} /> : <div class="msg-body">{m.content}</div>}
+            {m.role === "assistant" && <ImproveAnswer conversation={conversation} message={m} />}
             {m.sources.length > 0 && (
               <details class="sources">
                 <summary>{m.sources.length} sources</summary>
@@ -214,5 +231,56 @@ export function TranscriptPage({ id }: { id: number }) {
         </form>
       )}
     </>
+  );
+}
+
+/**
+ * "Improve this answer": a better answer for a reply becomes a correction of the chatbot, whose
+ * question is the visitor message the reply answered (the API's correct-from-message route);
+ * later questions like it get the corrected answer. Offered on every reply, first on badly rated ones.
+ */
+function ImproveAnswer({ conversation, message }: { conversation: Conversation; message: Message }) {
+  const [open, setOpen] = useState(false);
+  const [answer, setAnswer] = useState("");
+  const [made, setMade] = useState<Correction | null>(null);
+  const action = useAction();
+  const slug = conversation.agent.slug ?? "";
+  if (made) {
+    return (
+      <div class="notice ok" role="status">
+        Correction saved: questions like “{made.question}” now get your answer.{" "}
+        <a href={`#/corrections/${encodeURIComponent(slug)}/${made.id}`}>See it in Corrections</a>
+      </div>
+    );
+  }
+  if (!open) {
+    return (
+      <button type="button" class={message.rating === "bad" ? "small" : "small secondary"} onClick={() => setOpen(true)}>
+        Improve this answer
+      </button>
+    );
+  }
+  return (
+    <form
+      class="improve"
+      onSubmit={(e) => {
+        e.preventDefault();
+        action.run(async () => {
+          const created = (await call<Correction>(`v1/conversations/${conversation.id}/messages/${message.id}/correct`, { method: "POST", json: { answer } })).data;
+          setMade(created);
+        });
+      }}
+    >
+      <Field label="Better answer" hint="Markdown. Saved as a correction: the next visitor asking this gets it instead of a model reply.">
+        <textarea rows={4} value={answer} onInput={(e) => setAnswer((e.target as HTMLTextAreaElement).value)} required maxLength={10000} />
+      </Field>
+      <Notice error={action.error} />
+      <button type="submit" disabled={action.busy || !answer.trim()}>
+        Save correction
+      </button>{" "}
+      <button type="button" class="secondary" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </form>
   );
 }

@@ -14,6 +14,13 @@ interface Webhook {
   last_failure: { at: string; status: number | null; error: string } | null;
 }
 
+interface TestOutcome {
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 const EVENTS = ["conversation_started", "message_received", "conversation_ended", "lead_captured", "budget_exhausted"];
 
 export function WebhooksPage() {
@@ -23,6 +30,15 @@ export function WebhooksPage() {
   const [name, setName] = useState("");
   const [events, setEvents] = useState<string[]>(["lead_captured"]);
   const [secret, setSecret] = useState<string | null>(null);
+  const [tests, setTests] = useState<Record<number, TestOutcome | "sending">>({});
+  const sendTest = async (id: number) => {
+    setTests((t) => ({ ...t, [id]: "sending" }));
+    const outcome = await action.run(async () => (await call<TestOutcome>(`v1/webhooks/${id}/test`, { method: "POST" })).data);
+    setTests((t) => {
+      const { [id]: _, ...rest } = t;
+      return outcome ? { ...rest, [id]: outcome } : rest;
+    });
+  };
 
   return (
     <>
@@ -66,6 +82,10 @@ export function WebhooksPage() {
                   <td>{formatDate(hook.last_triggered_at)}</td>
                   <td>{hook.last_failure ? `${formatDate(hook.last_failure.at)}: ${hook.last_failure.error}` : "—"}</td>
                   <td class="row-actions">
+                    <button type="button" class="secondary" disabled={tests[hook.id] === "sending"} onClick={() => sendTest(hook.id)}>
+                      Send a test event <span class="sr-only">to {hook.name}</span>
+                    </button>
+                    <TestResult outcome={tests[hook.id]} />
                     <button
                       type="button"
                       class="danger"
@@ -120,5 +140,21 @@ export function WebhooksPage() {
         </form>
       </section>
     </>
+  );
+}
+
+/** What the last test event to a webhook came to, announced when it arrives. */
+function TestResult({ outcome }: { outcome: TestOutcome | "sending" | undefined }) {
+  if (!outcome) return null;
+  if (outcome === "sending")
+    return (
+      <span class="test-outcome" role="status">
+        Sending…
+      </span>
+    );
+  return (
+    <span class={`test-outcome badge ${outcome.delivered ? "good" : "bad"}`} role="status">
+      {outcome.delivered ? `Delivered: HTTP ${outcome.status} in ${outcome.duration_ms} ms` : `Not delivered: ${outcome.error ?? "no answer"}`}
+    </span>
   );
 }
