@@ -35,6 +35,7 @@ const SCENARIOS = [
   { id: 8, name: "streaming", module: "./scenarios/streaming.mjs" },
   { id: 9, name: "npx first run", module: "./scenarios/npx.mjs" },
   { id: 10, name: "analytics at 100k conversations", module: "./scenarios/analytics.mjs" },
+  { id: 11, name: "console pages at 10k conversations", module: "./scenarios/console.mjs" },
   // Last: it reports the peak RSS the load scenarios saw.
   { id: 7, name: "memory and start-up", module: "./scenarios/memory.mjs" },
 ];
