@@ -38,6 +38,7 @@ for (const [i, name] of visitors.entries()) {
   if (i === 1) await api(`/conversations/${conversation}/end`, {});
 }
 await api("/webhooks", { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`, name: "CRM", events: ["lead_captured", "conversation_ended"] });
+await api("/chatbots/demo/corrections", { question: "What is the refund policy for hardware?", answer: "Hardware can be returned within **30 days** for a full refund.", source_name: "Refund policy" });
 await service.keys.create({ email: "ops@acme.example", name: "staging", accept_attribution: true });
 await service.chatbots.create({ organization_id: 1, slug: "sales", name: "Sales assistant", is_active: false });
 
@@ -66,6 +67,7 @@ try {
   await shoot(light, "conversations", "Conversations", "conversations");
   await shoot(light, "conversations/1", "Conversation 1", "transcript");
   await shoot(light, "leads", "Leads", "leads");
+  await shoot(light, "corrections/demo", "Corrections", "corrections");
   await shoot(light, "webhooks", "Webhooks", "webhooks");
   await shoot(light, "keys", "API keys", "keys");
   await shoot(await open("dark", 1280, 860), "overview", "Overview", "overview-dark");
