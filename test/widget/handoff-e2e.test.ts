@@ -6,7 +6,8 @@ import { startHarness, type Harness } from "../support/harness.js";
 /*
  * Human handoff in the widget, in headless Chromium against the in-process
  * server's demo page: the visitor asks for a person, the bot goes quiet, and an
- * operator's reply shows up in the open panel without a reload.
+ * operator's reply (through the API, then typed in the operator console) shows up
+ * in the open panel without a reload.
  */
 
 const CHROMIUM = process.env.CHATSVC_CHROMIUM ?? "/usr/bin/chromium";
@@ -57,7 +58,23 @@ describe.skipIf(!HAVE_CHROMIUM)("human handoff in the widget", () => {
     expect(await agent.locator(".who").innerText()).toBe("Ana");
     expect(await agent.locator(".bubble strong").innerText()).toBe("Ana");
     expect(await agent.locator(".svc-branding").count()).toBe(0);
+
+    // The same from the operator console: the person answers in the transcript, the open panel shows it.
+    const operatorContext = await browser.newContext();
+    const operator = await operatorContext.newPage();
+    operator.on("pageerror", (e) => errors.push(e.message));
+    const { token } = await h.service.consoleSessions.createLink("owner@acme.test");
+    await operator.goto(`${h.server.url}/console/#/sign-in/${token}`);
+    await operator.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
+    await operator.goto(`${h.server.url}/console/#/conversations/${conversation.id}`);
+    await operator.getByLabel("Reply as an agent").fill("Your refund is on its way: **3 days**.");
+    await operator.getByRole("button", { name: "Send reply" }).click();
+    const fromConsole = panel.locator(".msg.agent").filter({ hasText: "Your refund is on its way" });
+    await fromConsole.waitFor({ timeout: 10_000 });
+    expect(await fromConsole.locator(".bubble strong").innerText()).toBe("3 days");
+    expect(await fromConsole.locator(".svc-branding").count()).toBe(0);
     expect(errors).toEqual([]);
+    await operatorContext.close();
     await page.close();
   }, 60_000);
 });
