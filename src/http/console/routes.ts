@@ -184,6 +184,19 @@ export const consoleRoutes: RouteDefinition[] = [
     },
   },
   {
+    method: "POST",
+    path: "/api/chatbots/:slug/sync",
+    operationId: "consoleSync",
+    tags,
+    summary: "Re-fetch the chatbot's web documents and sitemaps (what `chatsvc kb sync` does)",
+    params: { slug: slugParam },
+    response: { data: any },
+    handler: async ({ service, principal, params }) => {
+      const bot = await service.chatbots.resolve(principal.organizationId, params.slug!);
+      return ok(await service.knowledge.sync(bot.slug));
+    },
+  },
+  {
     method: "GET",
     path: "/api/keys",
     operationId: "consoleListKeys",

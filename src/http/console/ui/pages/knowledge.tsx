@@ -21,6 +21,16 @@ interface Job {
   detail?: string;
 }
 
+/** What re-fetching the chatbot's web documents did (the service's SyncReport). */
+interface SyncReport {
+  checked: number;
+  unchanged: number;
+  added: { url: string }[];
+  updated: { url: string }[];
+  removed: { url: string }[];
+  failed: { url: string; error: string }[];
+}
+
 const ACCEPT = ".md,.markdown,.txt,.html,.htm,.json";
 // The server takes JSON bodies up to 1 MB; the file's text must fit with its name.
 const MAX_FILE = 900_000;
@@ -70,14 +80,30 @@ function Knowledge({ bots, slug }: { bots: Bot[]; slug: string }) {
     <>
       <PageTitle
         actions={
-          <button
-            type="button"
-            class="secondary"
-            disabled={action.busy}
-            onClick={() => action.run(async () => setNotice(`Reindexed ${(await call(`chatbots/${slug}/reindex`, { method: "POST" })).data.chunks} chunks.`))}
-          >
-            Reindex
-          </button>
+          <>
+            <button
+              type="button"
+              class="secondary"
+              disabled={action.busy}
+              onClick={() => action.run(async () => setNotice(`Reindexed ${(await call(`chatbots/${slug}/reindex`, { method: "POST" })).data.chunks} chunks.`))}
+            >
+              Reindex
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={action.busy}
+              onClick={() =>
+                action.run(async () => {
+                  const r = (await call<SyncReport>(`chatbots/${slug}/sync`, { method: "POST" })).data;
+                  setNotice(`Re-synced ${r.checked} web pages: ${r.updated.length} updated, ${r.added.length} added, ${r.removed.length} removed, ${r.unchanged} unchanged${r.failed.length > 0 ? `, ${r.failed.length} failed (${r.failed[0]!.url}: ${r.failed[0]!.error})` : ""}.`);
+                  reload();
+                })
+              }
+            >
+              Re-sync web pages
+            </button>
+          </>
         }
       >
         Knowledge
