@@ -116,10 +116,18 @@ export type WebhookRegistry = ReturnType<typeof createWebhookRegistry>;
  * list, delete, and send a test event (through `sender`).
  *
  * @example
- * const registry = createWebhookRegistry(storage.webhooks, config.webhooks);
+ * const registry = createWebhookRegistry(storage.webhooks, config.webhooks, sender);
  * const { webhook, secret } = await registry.register(orgId, { url: "https://example.com/hooks", events: ["lead_captured"] });
  */
-export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy, sender?: Pick<Sender, "send">) {
+export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy, sender: Pick<Sender, "send">) {
+  /** The organisation's webhook row: 404 when it does not exist, 403 when another organisation owns it. */
+  const owned = async (organizationId: number, id: number) => {
+    const row = await store.find(id);
+    if (!row) throw notFound();
+    if (row.organization_id !== organizationId) throw forbidden();
+    return row;
+  };
+
   return {
     /**
      * Creates a webhook, or updates the organisation's webhook with the same
@@ -151,10 +159,7 @@ export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy
 
     /** One webhook of the organisation: 404 when it does not exist, 403 when another organisation owns it. */
     async get(organizationId: number, id: number): Promise<Webhook> {
-      const row = await store.find(id);
-      if (!row) throw notFound();
-      if (row.organization_id !== organizationId) throw forbidden();
-      return toWebhook(row);
+      return toWebhook(await owned(organizationId, id));
     },
 
     /**
@@ -164,10 +169,7 @@ export function createWebhookRegistry(store: WebhookStore, policy: AddressPolicy
      * 404 when it does not exist, 403 when another organisation owns it.
      */
     async sendTest(organizationId: number, id: number): Promise<WebhookTestOutcome> {
-      const row = await store.find(id);
-      if (!row) throw notFound();
-      if (row.organization_id !== organizationId) throw forbidden();
-      if (!sender) throw new Error("This webhook registry has no sender");
+      const row = await owned(organizationId, id);
       const messageId = `msg_test_${randomUUID().replace(/-/g, "")}`;
       const payload = JSON.stringify({
         event: TEST_EVENT,
