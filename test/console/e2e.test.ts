@@ -132,6 +132,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () 
     await page.getByRole("link", { name: "Chatbots" }).click();
     await page.getByRole("heading", { name: "Chatbots", level: 1 }).waitFor();
     const bots = page.locator("tbody tr");
+    // The heading shows before the list has loaded: wait for a row before reading them all.
+    await bots.first().waitFor();
     expect(await bots.allInnerTexts()).toEqual([expect.stringContaining(other.chatbot.name)]);
     // At 390 px the page does not scroll sideways (screen-reader text in a table once widened it).
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
@@ -140,6 +142,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () 
     await page.getByText("No conversations match.").waitFor();
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    await page.locator("tbody tr").first().waitFor();
     const keys = await page.locator("tbody tr").allInnerTexts();
     expect(keys).toHaveLength(1);
     expect(keys[0]).toContain(other.user.email);

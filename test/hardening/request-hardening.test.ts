@@ -38,10 +38,10 @@ function fromAddress(localAddress: string, url: string, key: string, headers: Re
   });
 }
 
-const until = async (check: () => boolean, ms = 2_000) => {
+const until = async (check: () => boolean, seen: () => unknown, ms = 2_000) => {
   const end = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
+    if (Date.now() > end) throw new Error(`condition not met in time; seen: ${JSON.stringify(seen())}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 };
@@ -143,7 +143,7 @@ describe("structured logs", () => {
     await request(`${server.url}/api/v1/auth/test`, { key: `${key.slice(0, -1)}X` });
     await request(`${server.url}/healthz`);
     // Lines are written when each response finishes, so under load they can arrive in any order.
-    await until(() => lines().some((l) => l.status === 401) && lines().some((l) => l.request_id === "req-42") && lines().some((l) => l.status === 201));
+    await until(() => lines().some((l) => l.status === 401) && lines().some((l) => l.request_id === "req-42") && lines().some((l) => l.status === 201), lines);
 
     const all = lines();
     const text = JSON.stringify(all);
@@ -179,7 +179,7 @@ describe("structured logs", () => {
     const res = await request(`${server.url}/api/v1/chatbots/demo/conversations/${conversation}/messages`, { key: h.tenant.key.key, json: { message: "How do I install Widgetron?" } });
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ success: false, message: "The model provider failed; retry once", conversation_id: conversation });
-    await until(() => lines().length >= 1);
+    await until(() => lines().length >= 1, lines);
     const [line] = lines();
     expect(line).toMatchObject({ level: "error", status: 500, request_id: res.headers.get("x-request-id"), error: { kind: "failed", model: "openai:fake", provider_status: 503 } });
     expect(line.error.reason).toEqual(expect.any(String));
@@ -199,7 +199,7 @@ describe("structured logs", () => {
     const res = await request(`${server.url}/api/v1/chatbots`, { key: h.tenant.key.key });
     await sqlOf(h.service).exec("ALTER TABLE chatbots_gone RENAME TO chatbots");
     expect(res).toMatchObject({ status: 500, body: { success: false, message: "Internal server error" } });
-    await until(() => raw.length >= 1);
+    await until(() => raw.length >= 1, () => raw);
     const lines = raw.map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: "error", status: 500, route: "/api/v1/chatbots", request_id: res.headers.get("x-request-id") });

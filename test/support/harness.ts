@@ -49,7 +49,10 @@ export async function request(url: string, { key, json, headers, ...init }: Requ
     init.body = JSON.stringify(json);
     init.method ??= "POST";
   }
-  const res = await fetch(url, { ...init, headers: h });
+  const res = await fetch(url, { ...init, headers: h }).catch((error: Error) => {
+    // undici's "fetch failed" hides why (refused, reset, timed out) in `cause`: say it, so a failure can be told apart.
+    throw new Error(`${init.method ?? "GET"} ${url}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? error.cause)})`, { cause: error });
+  });
   const text = await res.text();
   let body: unknown;
   try {
