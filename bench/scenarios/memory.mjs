@@ -86,7 +86,7 @@ export async function run(ctx) {
       unit: "MB",
       target: "<= 200 MB",
       pass: settled <= 200,
-      note: `${settledFile.toFixed(0)} MB of it file-backed (the memory-mapped database and code; the kernel reclaims it under pressure)`,
+      note: `${settledFile.toFixed(0)} MB of it file-backed (Node's code and libraries; the kernel reclaims it under pressure)`,
     }),
     row({
       id: "7",

@@ -1,4 +1,7 @@
-/** Rows scored together: their accumulators stay in the L1 cache while every query dimension is added. */
+/**
+ * Rows per block, also scored together: their accumulators stay in the L1 cache
+ * while every query dimension is added.
+ */
 const BLOCK = 2048;
 
 /**
@@ -8,6 +11,9 @@ const BLOCK = 2048;
  * hash embedder's query vectors are sparse (a short question touches a few
  * dozen of 384 buckets), which makes the scan some 10x cheaper than a float
  * scan of whole vectors; dense vectors still cost a quarter of the float bytes.
+ * Rows live in fixed blocks of {@link BLOCK}, each dimension a run of the
+ * block, so growing adds a block and never copies (a doubled array would leave
+ * the old one behind as garbage and up to half of the new one unused).
  * Scores are approximate (int8 rounding): callers re-score the candidates in float.
  *
  * @example
@@ -16,27 +22,9 @@ const BLOCK = 2048;
  * index.candidates(query, 64); // chunk ids, best first
  */
 export function createQuantizedVectors(dimension: number) {
-  let capacity = 1024;
+  const blocks: { values: Int8Array; ids: Int32Array; scales: Float32Array }[] = [];
   let size = 0;
-  let columns = Array.from({ length: dimension }, () => new Int8Array(capacity));
-  let ids = new Int32Array(capacity);
-  let scales = new Float32Array(capacity);
   const accumulator = new Float64Array(BLOCK);
-
-  const grow = () => {
-    capacity *= 2;
-    columns = columns.map((old) => {
-      const next = new Int8Array(capacity);
-      next.set(old);
-      return next;
-    });
-    const nextIds = new Int32Array(capacity);
-    nextIds.set(ids);
-    ids = nextIds;
-    const nextScales = new Float32Array(capacity);
-    nextScales.set(scales);
-    scales = nextScales;
-  };
 
   return {
     dimension,
@@ -46,54 +34,56 @@ export function createQuantizedVectors(dimension: number) {
 
     /** Appends a vector (of this index's dimension) for a chunk. */
     add(id: number, vector: Float32Array): void {
-      if (size === capacity) grow();
+      const row = size % BLOCK;
+      if (row === 0) blocks.push({ values: new Int8Array(dimension * BLOCK), ids: new Int32Array(BLOCK), scales: new Float32Array(BLOCK) });
+      const block = blocks[blocks.length - 1]!;
       let max = 0;
       for (let j = 0; j < dimension; j++) max = Math.max(max, Math.abs(vector[j]!));
-      const scale = max / 127;
       const inverse = max === 0 ? 0 : 127 / max;
-      for (let j = 0; j < dimension; j++) columns[j]![size] = Math.round(vector[j]! * inverse);
-      ids[size] = id;
-      scales[size] = scale;
+      const values = block.values;
+      for (let j = 0, at = row; j < dimension; j++, at += BLOCK) values[at] = Math.round(vector[j]! * inverse);
+      block.ids[row] = id;
+      block.scales[row] = max / 127;
       size++;
     },
 
     /** Ids of the `count` vectors with the highest approximate dot product with `query`, best first. */
     candidates(query: Float32Array, count: number): number[] {
-      // The query's non-zero dimensions, padded with zero weights to a multiple of 4:
-      // adding four columns per pass halves the accumulator traffic, the bulk of the cost.
+      // The query's non-zero dimensions (as offsets of their runs in a block), padded with zero weights
+      // to a multiple of 4: adding four runs per pass halves the accumulator traffic, the bulk of the cost.
       const weights: number[] = [];
-      const used: Int8Array[] = [];
+      const offsets: number[] = [];
       for (let j = 0; j < dimension; j++) {
         if (query[j] === 0) continue;
         weights.push(query[j]!);
-        used.push(columns[j]!);
+        offsets.push(j * BLOCK);
       }
       while (weights.length % 4 !== 0) {
         weights.push(0);
-        used.push(columns[0]!);
+        offsets.push(0);
       }
       const heap = createTopHeap(Math.min(count, size));
-      for (let start = 0; start < size; start += BLOCK) {
-        const n = Math.min(size, start + BLOCK) - start;
+      blocks.forEach(({ values, ids, scales }, b) => {
+        const n = Math.min(BLOCK, size - b * BLOCK);
         accumulator.fill(0, 0, n);
         for (let d = 0; d < weights.length; d += 4) {
           const [w0, w1, w2, w3] = [weights[d]!, weights[d + 1]!, weights[d + 2]!, weights[d + 3]!];
-          const [c0, c1, c2, c3] = [used[d]!, used[d + 1]!, used[d + 2]!, used[d + 3]!];
-          for (let i = 0, row = start; i < n; i++, row++) accumulator[i]! += w0 * c0[row]! + w1 * c1[row]! + w2 * c2[row]! + w3 * c3[row]!;
+          const [o0, o1, o2, o3] = [offsets[d]!, offsets[d + 1]!, offsets[d + 2]!, offsets[d + 3]!];
+          for (let i = 0; i < n; i++) accumulator[i]! += w0 * values[o0 + i]! + w1 * values[o1 + i]! + w2 * values[o2 + i]! + w3 * values[o3 + i]!;
         }
-        for (let i = 0; i < n; i++) heap.offer(accumulator[i]! * scales[start + i]!, start + i);
-      }
-      return heap.sorted().map((slot) => ids[slot]!);
+        for (let i = 0; i < n; i++) heap.offer(accumulator[i]! * scales[i]!, ids[i]!);
+      });
+      return heap.sorted();
     },
   };
 }
 
 export type QuantizedVectors = ReturnType<typeof createQuantizedVectors>;
 
-// A bounded min-heap of (score, slot): keeps the best `capacity` offered.
+// A bounded min-heap of (score, id): keeps the best `capacity` offered.
 function createTopHeap(capacity: number) {
   const scores = new Float64Array(capacity);
-  const slots = new Int32Array(capacity);
+  const ids = new Int32Array(capacity);
   let length = 0;
 
   const siftDown = (from: number) => {
@@ -113,17 +103,17 @@ function createTopHeap(capacity: number) {
     const s = scores[a]!;
     scores[a] = scores[b]!;
     scores[b] = s;
-    const t = slots[a]!;
-    slots[a] = slots[b]!;
-    slots[b] = t;
+    const t = ids[a]!;
+    ids[a] = ids[b]!;
+    ids[b] = t;
   };
 
   return {
-    offer(score: number, slot: number): void {
+    offer(score: number, id: number): void {
       if (length < capacity) {
         let i = length++;
         scores[i] = score;
-        slots[i] = slot;
+        ids[i] = id;
         while (i > 0) {
           const parent = (i - 1) >> 1;
           if (scores[parent]! <= scores[i]!) break;
@@ -132,13 +122,13 @@ function createTopHeap(capacity: number) {
         }
       } else if (capacity > 0 && score > scores[0]!) {
         scores[0] = score;
-        slots[0] = slot;
+        ids[0] = id;
         siftDown(0);
       }
     },
     sorted(): number[] {
       const order = Array.from({ length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
-      return order.map((i) => slots[i]!);
+      return order.map((i) => ids[i]!);
     },
   };
 }

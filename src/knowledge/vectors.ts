@@ -11,6 +11,12 @@ export type { EmbedderRecord };
  */
 const RESCORE_FACTOR = 2;
 const MIN_RESCORED = 32;
+/**
+ * Stored vectors read per query while loading the in-memory copy: the float
+ * rows of a whole large base at once would be hundreds of MB of short-lived
+ * buffers, which the process keeps as RSS long after they are garbage.
+ */
+const LOAD_PAGE = 2048;
 
 /** A chunk's distance to the query vector (cosine distance, 0 = same direction). */
 export interface VectorHit {
@@ -62,11 +68,13 @@ export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
       cached = { index: createQuantizedVectors(dimension), revision, maxId: 0 };
       cache.set(chatbotId, cached);
     }
-    if (maxId > cached.maxId) {
-      for (const [id, vector] of await store.vectorsAfter(chatbotId, cached.maxId)) {
+    while (maxId > cached.maxId) {
+      const page = await store.vectorsAfter(chatbotId, cached.maxId, LOAD_PAGE);
+      for (const [id, vector] of page) {
         if (vector.length === dimension) cached.index.add(id, vector);
         cached.maxId = id;
       }
+      if (page.length < LOAD_PAGE) break;
     }
     return cached.index;
   };

@@ -129,8 +129,8 @@ export interface KnowledgeStore {
 
   embedder(): Promise<EmbedderRecord | undefined>;
   vectorState(chatbotId: number): Promise<VectorState>;
-  /** The chatbot's vectors with chunk ids above `afterId`, in id order. */
-  vectorsAfter(chatbotId: number, afterId: number): Promise<[chunkId: number, vector: Float32Array][]>;
+  /** The chatbot's first `limit` vectors with chunk ids above `afterId`, in id order. */
+  vectorsAfter(chatbotId: number, afterId: number, limit: number): Promise<[chunkId: number, vector: Float32Array][]>;
   vectorsOf(chunkIds: number[]): Promise<[chunkId: number, vector: Float32Array][]>;
   /**
    * One transaction: with `recreate`, drops every vector and records `embedder`;

@@ -78,7 +78,7 @@ const vectorState = statement(
 );
 const vectorsAfter = statement(
   "knowledge_vectors_after",
-  "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = $1 AND chunk_id > $2 ORDER BY chunk_id",
+  "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3",
 );
 const vectorsOf = statement("knowledge_vectors_of", "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id = ANY($1::int[])");
 const lockChatbot = statement("knowledge_lock_chatbot", "SELECT pg_advisory_xact_lock($1, $2)");
@@ -172,7 +172,7 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
       return { max_id: row.max_id, revision: Number(row.revision) } satisfies VectorState;
     },
 
-    vectorsAfter: async (chatbotId, afterId) => rowsToVectors(await all(pool, vectorsAfter, [chatbotId, afterId])),
+    vectorsAfter: async (chatbotId, afterId, limit) => rowsToVectors(await all(pool, vectorsAfter, [chatbotId, afterId, limit])),
     vectorsOf: async (chunkIds) => (chunkIds.length === 0 ? [] : rowsToVectors(await all(pool, vectorsOf, [chunkIds]))),
 
     replaceVectors: (embedder, recreate, vectors) =>

@@ -12,7 +12,7 @@ import { createIdempotencyStore } from "./idempotency.js";
 import { createKeyStore } from "./keys.js";
 import { createKnowledgeStore } from "./knowledge.js";
 import { createLeadStore } from "./leads.js";
-import { MMAP_SIZE, openDatabase, type Sqlite } from "./open.js";
+import { openDatabase, type Sqlite } from "./open.js";
 import { createOrgStore } from "./orgs.js";
 import { createPrivacyStore } from "./privacy.js";
 import { createSettingStore } from "./settings.js";
@@ -82,17 +82,8 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
   }
 }
 
-/**
- * Frees the connection's page cache and drops its memory map of the file. Every
- * page the map has touched counts in the process's RSS until it is unmapped, and
- * loading the vector index reads every stored vector, so a quiet server would
- * show the whole database file as its own memory. Setting the size to 0 unmaps
- * the file (SQLite does it only when no mapped page is in use); restoring it maps
- * again on the next read, which then touches only the pages retrieval needs.
- */
+/** Frees the connection's page cache: a quiet server need not keep the pages its last requests read. */
 function releaseMemory(sqlite: Sqlite): void {
   if (!sqlite.open) return;
   sqlite.pragma("shrink_memory");
-  sqlite.pragma("mmap_size = 0");
-  sqlite.pragma(`mmap_size = ${MMAP_SIZE}`);
 }

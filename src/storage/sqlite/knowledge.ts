@@ -66,7 +66,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
             coalesce((SELECT revision FROM chunk_embedding_revisions WHERE chatbot_id = ?), 0) AS revision`,
   );
   const vectorsAfter = sqlite
-    .prepare<[number, number], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ? AND chunk_id > ? ORDER BY chunk_id")
+    .prepare<[number, number, number], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ? AND chunk_id > ? ORDER BY chunk_id LIMIT ?")
     .raw();
   const vectorsByIds = sqlite
     .prepare<[string], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id IN (SELECT value FROM json_each(?))")
@@ -179,8 +179,8 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     async vectorState(chatbotId) {
       return state.get(chatbotId, chatbotId)!;
     },
-    async vectorsAfter(chatbotId, afterId) {
-      return vectorsAfter.all(chatbotId, afterId).map(([id, blob]) => [id, toVector(blob)]);
+    async vectorsAfter(chatbotId, afterId, limit) {
+      return vectorsAfter.all(chatbotId, afterId, limit).map(([id, blob]) => [id, toVector(blob)]);
     },
     async vectorsOf(chunkIds) {
       if (chunkIds.length === 0) return [];

@@ -15,9 +15,6 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
-/** Most of the file SQLite maps into memory, in bytes. */
-export const MMAP_SIZE = 1_073_741_824;
-
 /**
  * Opens (creating if needed, private to its owner) the SQLite file, sets the
  * pragmas every connection needs, and applies pending migrations.
@@ -38,10 +35,10 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // Deleted and overwritten rows are zeroed where that costs no extra I/O (their page is written anyway),
     // so an erased visitor's text does not linger in the file's free space. Erasure turns on the full mode.
     client.pragma("secure_delete = FAST");
-    // Retrieval reads FTS5 posting lists, chunk rows and float vectors for re-scoring: mapping the file
-    // saves a copy per page, which made retrieval measurably faster (bench scenario 2). The pages it touches
-    // show in RSS as file-backed memory; a quiet server unmaps them (`releaseMemory` in index.ts).
-    client.pragma(`mmap_size = ${MMAP_SIZE}`);
+    // No memory map (SQLite's default): every mapped page a query touched, and the neighbours the kernel
+    // maps with it, stayed in the process's RSS, so a busy server soon showed the whole file as its own
+    // memory. Retrieval reads a few dozen rows per question now (the vector scan is in memory): through
+    // SQLite's page cache they cost a little more time than through the map, for a fraction of the memory.
     // Only databases from before chunk_embeddings hold a vec0 table, which cannot even be read or dropped
     // without the extension; every other open skips loading it.
     if (client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'").get()) sqliteVec.load(client);
