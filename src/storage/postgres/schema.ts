@@ -402,7 +402,8 @@ export const settings = pgTable("settings", {
 /**
  * Token buckets of the API and widget rate limits, shared by every instance (see
  * rate-limits.ts). Times are the database's clock in epoch milliseconds, so
- * instances with drifting clocks still agree.
+ * instances with drifting clocks still agree. UNLOGGED (migration 0017, which the
+ * schema cannot say): a take then commits without waiting for the WAL to reach disk.
  */
 export const rateBuckets = pgTable(
   "rate_buckets",
