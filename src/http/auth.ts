@@ -2,16 +2,22 @@ import type { H3Event } from "h3";
 import { KEY_PREFIX, VISIBLE_PREFIX_LENGTH, type Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
 
+/** Authenticates a request: its principal, at once when that is known without waiting (see `keys.verify`). */
+export type Authenticator = (event: H3Event) => Principal | Promise<Principal>;
+
 /**
  * Reads the API key (`Authorization: Bearer` wins over `X-API-Key`), verifies
  * it and records the use off the request path. Throws the exact 401s.
  */
-export function createAuthenticator(service: ChatService) {
-  return async (event: H3Event): Promise<Principal> => {
-    const principal = await service.keys.verify(presentedKey(event));
+export function createAuthenticator(service: ChatService): Authenticator {
+  const admitted = (event: H3Event, principal: Principal): Principal => {
     service.keys.touch(principal.keyId);
     (event.context as { principal?: Principal }).principal = principal;
     return principal;
+  };
+  return (event) => {
+    const verified = service.keys.verify(presentedKey(event));
+    return verified instanceof Promise ? verified.then((principal) => admitted(event, principal)) : admitted(event, verified);
   };
 }
 

@@ -4,7 +4,7 @@ import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
 import type { RateLimitStore } from "../core/storage/index.js";
 import { createBucketLimiter, type BucketLimiter, type RateDecision } from "../net/token-buckets.js";
-import { presentedKeyPrefix } from "./auth.js";
+import { presentedKeyPrefix, type Authenticator } from "./auth.js";
 
 /** The API's limits: per client IP, per API key, and failed authentications per IP and per key prefix. */
 export interface ApiRateLimits {
@@ -17,7 +17,7 @@ export interface ApiRateLimits {
    * client IP's failure bucket and the presented key prefix's; once either is
    * spent, further failures answer 429 instead of 401.
    */
-  guard(authenticate: (event: H3Event) => Promise<Principal>): (event: H3Event) => Promise<Principal>;
+  guard(authenticate: Authenticator): Authenticator;
 }
 
 interface Limit {
@@ -71,16 +71,26 @@ export function createApiRateLimits(
     },
 
     guard(authenticate) {
-      return async (event) => {
-        let principal: Principal;
-        try {
-          principal = await authenticate(event);
-        } catch (error) {
-          if (ChatsvcError.isError(error) && error.status === 401) await spendFailure(event);
-          throw error;
-        }
-        if (key) admit(event, key, await key.limiter.take(`key:${principal.keyId}`), "Too many requests");
+      const refused = async (event: H3Event, error: unknown): Promise<never> => {
+        if (ChatsvcError.isError(error) && error.status === 401) await spendFailure(event);
+        throw error;
+      };
+      const admitKey = (event: H3Event, principal: Principal): Principal | Promise<Principal> => {
+        if (!key) return principal;
+        const decision = key.limiter.take(`key:${principal.keyId}`);
+        if (decision instanceof Promise) return decision.then((d) => (admit(event, key, d, "Too many requests"), principal));
+        admit(event, key, decision, "Too many requests");
         return principal;
+      };
+      // Without a promise when the key is known and its bucket in this process: a cheap request stays synchronous.
+      return (event) => {
+        let principal: Principal | Promise<Principal>;
+        try {
+          principal = authenticate(event);
+        } catch (error) {
+          return refused(event, error);
+        }
+        return principal instanceof Promise ? principal.then((p) => admitKey(event, p), (error) => refused(event, error)) : admitKey(event, principal);
       };
     },
   };

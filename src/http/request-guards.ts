@@ -1,6 +1,6 @@
 import type { H3Event } from "h3";
-import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
+import type { Authenticator } from "./auth.js";
 import { clientIp } from "./client-ip.js";
 import type { HttpErrorReporter } from "./errors.js";
 import { createLogger, type Logger, type LogSink } from "./logger.js";
@@ -23,7 +23,7 @@ export interface RequestGuards {
    */
   pipeline: (event: H3Event, next: () => unknown) => unknown;
   /** Wraps an authenticator with the failed-authentication and per-key limits. */
-  authenticate(authenticate: (event: H3Event) => Promise<Principal>): (event: H3Event) => Promise<Principal>;
+  authenticate(authenticate: Authenticator): Authenticator;
 }
 
 /**

@@ -4,6 +4,7 @@ import { ChatsvcError } from "../core/errors.js";
 import type { PendingReply } from "../chat/chat.js";
 import type { Principal } from "../core/keys.js";
 import type { ChatService } from "../service.js";
+import type { Authenticator } from "./auth.js";
 import { readJsonBody } from "./body.js";
 import { runIdempotently } from "./idempotency.js";
 
@@ -99,12 +100,11 @@ export function registerRoutes(
   app: H3,
   service: ChatService,
   routes: RouteDefinition[],
-  authenticate: (event: H3Event) => Promise<Principal>,
+  authenticate: Authenticator,
   { middleware }: { middleware?: Middleware[] } = {},
 ): void {
   for (const route of routes) {
-    const handler = async (event: H3Event) => {
-      const principal = route.auth === false ? (undefined as unknown as Principal) : await authenticate(event);
+    const run = (event: H3Event, principal: Principal) => {
       const ctx: RouteContext = {
         event,
         service,
@@ -115,6 +115,12 @@ export function registerRoutes(
         idempotentReply: (pending) => pending,
       };
       return route.idempotent ? runIdempotently(ctx, route.handler) : route.handler(ctx);
+    };
+    // Synchronous while authentication is: a promise and its microtask per request cost more than a cheap route.
+    const handler = (event: H3Event) => {
+      if (route.auth === false) return run(event, undefined as unknown as Principal);
+      const principal = authenticate(event);
+      return principal instanceof Promise ? principal.then((p) => run(event, p)) : run(event, principal);
     };
     app.on(route.method, route.path, handler, middleware && { middleware });
   }
