@@ -4,6 +4,7 @@ import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
 import type { RateLimitStore } from "../core/storage/index.js";
 import { createBucketLimiter, type BucketLimiter, type RateDecision } from "../net/token-buckets.js";
+import { setAnswerHeader } from "./answer-headers.js";
 import { presentedKeyPrefix, type Authenticator } from "./auth.js";
 
 /** The API's limits: per client IP, per API key, and failed authentications per IP and per key prefix. */
@@ -23,6 +24,8 @@ export interface ApiRateLimits {
 interface Limit {
   limiter: BucketLimiter;
   perMinute: number;
+  /** `perMinute` as the header says it, made once. */
+  perMinuteText: string;
 }
 
 /**
@@ -44,7 +47,9 @@ export function createApiRateLimits(
   { now, shared }: { now?: () => number; shared?: RateLimitStore } = {},
 ): ApiRateLimits {
   const make = (name: string, perMinute: number): Limit | undefined =>
-    perMinute > 0 ? { limiter: createBucketLimiter(name, { capacity: perMinute, refillPerSecond: perMinute / 60, ...(now && { now }) }, shared), perMinute } : undefined;
+    perMinute > 0
+      ? { limiter: createBucketLimiter(name, { capacity: perMinute, refillPerSecond: perMinute / 60, ...(now && { now }) }, shared), perMinute, perMinuteText: String(perMinute) }
+      : undefined;
   const ip = make("api-ip", perIpPerMinute);
   const key = make("api-key", perKeyPerMinute);
   const failedAuth = make("auth-failures-ip", failedAuthPerIpPerMinute);
@@ -103,10 +108,9 @@ function admit(event: H3Event, limit: Limit, decision: RateDecision, message: st
   const context = event.context as { rateLimitShown?: number };
   if (context.rateLimitShown !== undefined && context.rateLimitShown <= decision.remaining) return;
   context.rateLimitShown = decision.remaining;
-  const headers = event.res.headers;
-  headers.set("x-ratelimit-limit", String(limit.perMinute));
-  headers.set("x-ratelimit-remaining", String(Math.max(0, decision.remaining)));
-  headers.set("x-ratelimit-reset", String(Math.ceil(decision.resetMs / 1000)));
+  setAnswerHeader(event, "x-ratelimit-limit", limit.perMinuteText);
+  setAnswerHeader(event, "x-ratelimit-remaining", String(Math.max(0, decision.remaining)));
+  setAnswerHeader(event, "x-ratelimit-reset", String(Math.ceil(decision.resetMs / 1000)));
 }
 
 function refuse(limit: Limit, retryAfterSeconds: number, message: string, decision: RateDecision): never {
@@ -118,7 +122,7 @@ function refuse(limit: Limit, retryAfterSeconds: number, message: string, decisi
 
 function rateHeaders(limit: Limit, { remaining, resetMs }: Pick<RateDecision, "remaining" | "resetMs">): Record<string, string> {
   return {
-    "x-ratelimit-limit": String(limit.perMinute),
+    "x-ratelimit-limit": limit.perMinuteText,
     "x-ratelimit-remaining": String(Math.max(0, remaining)),
     "x-ratelimit-reset": String(Math.ceil(resetMs / 1000)),
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { H3Event } from "h3";
+import { setAnswerHeader } from "./answer-headers.js";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
@@ -26,8 +27,6 @@ export function requestIdOf(event: H3Event): string {
   const incoming = event.req.headers.get(REQUEST_ID_HEADER);
   const id = incoming !== null && SAFE_ID.test(incoming) ? incoming : randomUUID();
   context.requestId = id;
-  event.res.headers.set(REQUEST_ID_HEADER, id);
-  // h3 keeps only these on responses that are errors by the time they are sent (e.g. a returned 4xx Response).
-  event.res.errHeaders.set(REQUEST_ID_HEADER, id);
+  setAnswerHeader(event, REQUEST_ID_HEADER, id);
   return id;
 }
