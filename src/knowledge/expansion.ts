@@ -1,8 +1,11 @@
 import { related } from "./text/thesaurus.js";
 import { STOP_WORDS, stem, words } from "./text/tokens.js";
+import { similarWords } from "./text/word-vectors.js";
 
 /** Related words kept per asked word, most frequent senses first: past a few, they drift from the meaning asked. */
 const MAX_PER_WORD = 8;
+/** Similar words (word vectors) kept per asked word among those `keep` passes: from 3 to 15 measured about the same. */
+const SIMILAR_PER_WORD = 6;
 
 export interface QueryExpansion {
   /** Each asked content term (stemmed, as from `contentTerms`) with the stemmed terms of its related words. */
@@ -16,12 +19,14 @@ export interface QueryExpansion {
  * away" -> "donate"), from the WordNet thesaurus: how an offline knowledge base
  * finds "renewing a loan" when asked about "extending" it. `keep` filters the
  * related words (to those the knowledge base uses). Callers weigh them below
- * the asked words.
+ * the asked words. With `similar`, words used in the same contexts (word
+ * vectors, see {@link similarWords}) join them, up to a few per asked word
+ * among those `keep` passes: "tablet" -> "ipad" is in no thesaurus.
  *
  * @example
  * expandQuery("Can I return a film late?").related.get("film"); // Set {"movi", "pictur", ...}
  */
-export function expandQuery(text: string, keep: (words: string[]) => string[] = (w) => w): QueryExpansion {
+export function expandQuery(text: string, keep: (words: string[]) => string[] = (w) => w, similar = false): QueryExpansion {
   const asked = words(text);
   const content = asked.filter((w) => w.length >= 3 && !STOP_WORDS.has(w) && !/\d/.test(w));
   const askedStems = new Set(content.map(stem));
@@ -45,8 +50,22 @@ export function expandQuery(text: string, keep: (words: string[]) => string[] = 
     const key = [a, b].find((w) => !STOP_WORDS.has(w));
     if (phrase.length > 0 && key) add(stem(key), phrase);
   }
+  // Similar words are many and mostly absent from a given knowledge base, so they are capped after `keep`, not before.
+  const similarCandidates: [key: string, lemma: string][] = [];
+  if (similar) {
+    for (const w of new Set(content)) {
+      for (const lemma of similarWords(w)) if (!STOP_WORDS.has(lemma) && lemma.length >= 3 && !askedStems.has(stem(lemma))) similarCandidates.push([stem(w), lemma]);
+    }
+  }
 
-  const kept = new Set(keep([...new Set(candidates.map(([, lemma]) => lemma))]));
+  const kept = new Set(keep([...new Set([...candidates, ...similarCandidates].map(([, lemma]) => lemma))]));
+  const similarKept = new Map<string, number>();
+  for (const [key, lemma] of similarCandidates) {
+    const n = similarKept.get(key) ?? 0;
+    if (!kept.has(lemma) || n === SIMILAR_PER_WORD) continue;
+    similarKept.set(key, n + 1);
+    candidates.push([key, lemma]);
+  }
   const relatedTerms = new Map<string, Set<string>>();
   for (const [key, lemma] of candidates) {
     if (!kept.has(lemma)) continue;
@@ -54,5 +73,5 @@ export function expandQuery(text: string, keep: (words: string[]) => string[] = 
     set.add(stem(lemma));
     relatedTerms.set(key, set);
   }
-  return { related: relatedTerms, words: [...kept] };
+  return { related: relatedTerms, words: [...new Set(candidates.filter(([, lemma]) => kept.has(lemma)).map(([, lemma]) => lemma))] };
 }

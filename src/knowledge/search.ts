@@ -4,7 +4,8 @@ import { normalize } from "./embedders/types.js";
 import { expandQuery, type QueryExpansion } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
 import { ftsWords } from "./fts-query.js";
-import { containsTerms, contentTerms, termWeight } from "./text/tokens.js";
+import { containsTerms, contentTerms, STOP_WORDS, termWeight, words } from "./text/tokens.js";
+import { cosine, sentenceVector } from "./text/word-vectors.js";
 import type { RetrievedChunk } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
 
@@ -16,6 +17,16 @@ const RRF_K = 60;
 const HEADING_BONUS = 0.1;
 /** Related words (query expansion) count this much of the words actually asked: in the query vector and in word coverage. */
 export const EXPANSION_WEIGHT = 0.5;
+/**
+ * Relevance added, at most, for a chunk whose word-vector sentence vector is
+ * close to the question's (hash embedder): it reorders chunks that match some
+ * words, by meaning. More lets off-topic questions through.
+ */
+const SENTENCE_WEIGHT = 0.1;
+/** Sentence-vector similarity rescaled from this floor (most unrelated texts sit below) to this ceiling. */
+const SENTENCE_RANGE = [0.5, 0.9] as const;
+/** Chunks whose sentence vectors are kept between queries (each with its text, to notice a changed chunk): popular chunks come back often. */
+const SENTENCE_CACHE_MAX = 2000;
 
 export interface SearchDeps {
   store: KnowledgeStore;
@@ -35,15 +46,17 @@ export interface HybridSearchOptions {
  * {@link relevance}), filtered by the threshold, best first.
  */
 export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
+  const chunkMeaning = createSentenceCache();
   return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
     const queryTerms = [...new Set(contentTerms(text))];
     if (queryTerms.length === 0 || !(await store.hasChunks(chatbotId))) return [];
     const model = embedder();
     await vectors.assertCompatible(model.spec);
-    const expansion = await expandKnown(store, text);
-    // Neural embedders place synonyms near each other already; the hash embedder only matches the words it is given.
-    const expandVector = model.spec === "hash" && expansion.words.length > 0;
+    // Neural embedders place synonyms and related words near each other already; the hash embedder only matches the words it is given.
+    const hash = model.spec === "hash";
+    const expansion = await expandKnown(store, text, hash);
+    const expandVector = hash && expansion.words.length > 0;
     const [asked, expanded] = await model.embed(expandVector ? [text, expansion.words.join(" ")] : [text]);
     const queryVector = expanded ? combine(asked!, expanded, EXPANSION_WEIGHT) : asked!;
     const pool = Math.max(k * 4, 24);
@@ -62,6 +75,7 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
     const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector), store.chunks([...candidates.keys()])]);
     const cover = coverageOf(queryTerms, expansion.related);
+    const meaning = hash ? sentenceSimilarity(text, chunkMeaning) : () => 0;
     const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
       const entry = candidates.get(row.id)!;
       const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;
@@ -74,7 +88,7 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
         ...titleOf(row),
         type: row.type,
         url: row.url,
-        score: round(Math.min(1, relevance(similarity, cover(embeddingText(row)), model.spec) + HEADING_BONUS * cover(row.heading))),
+        score: round(Math.min(1, withMeaning(relevance(similarity, cover(embeddingText(row)), model.spec), threshold, () => meaning(row.id, embeddingText(row))) + HEADING_BONUS * cover(row.heading))),
         fused: entry.fused,
       };
     });
@@ -86,12 +100,51 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
   };
 }
 
-/** The question's related words that the knowledge base uses (in any chatbot's chunks): the others only blur a query. */
-async function expandKnown(store: KnowledgeStore, text: string): Promise<QueryExpansion> {
-  const all = expandQuery(text);
-  if (all.words.length === 0) return all;
-  const known = new Set(await store.knownWords(all.words));
-  return expandQuery(text, (words) => words.filter((w) => known.has(w)));
+/** The question's related (and with `similar`, similar) words that the knowledge base uses (in any chatbot's chunks): the others only blur a query. */
+async function expandKnown(store: KnowledgeStore, text: string, similar: boolean): Promise<QueryExpansion> {
+  let offered: string[] = [];
+  const all = expandQuery(text, (words) => (offered = words), similar);
+  if (offered.length === 0) return all;
+  const known = new Set(await store.knownWords(offered));
+  return expandQuery(text, (words) => words.filter((w) => known.has(w)), similar);
+}
+
+function contentWords(text: string): string[] {
+  return words(text).filter((w) => !STOP_WORDS.has(w));
+}
+
+/** Chunk sentence vectors by chunk id, checked against the text (a re-ingested chunk may differ), oldest dropped first. */
+function createSentenceCache() {
+  const cache = new Map<number, { text: string; vector: Float32Array | null }>();
+  return (chunkId: number, text: string): Float32Array | null => {
+    const hit = cache.get(chunkId);
+    if (hit?.text === text) return hit.vector;
+    const vector = sentenceVector(contentWords(text));
+    cache.delete(chunkId);
+    if (cache.size >= SENTENCE_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.set(chunkId, { text, vector });
+    return vector;
+  };
+}
+
+/** Scorer of chunks by word-vector sentence similarity to the question, 0..1 (see {@link SENTENCE_RANGE}). */
+function sentenceSimilarity(question: string, chunkVector: (chunkId: number, text: string) => Float32Array | null): (chunkId: number, text: string) => number {
+  const asked = sentenceVector(contentWords(question));
+  if (!asked) return () => 0;
+  const [floor, ceiling] = SENTENCE_RANGE;
+  return (chunkId, text) => {
+    const chunk = chunkVector(chunkId, text);
+    return chunk ? Math.min(1, Math.max(0, (cosine(asked, chunk) - floor) / (ceiling - floor))) : 0;
+  };
+}
+
+/**
+ * A chunk's meaning bonus counts only when it already matches the question
+ * somewhat (alone it would answer off-topic questions), and is worked out only
+ * where it can lift the chunk over the threshold or reorder those above it.
+ */
+function withMeaning(relevance: number, threshold: number, meaning: () => number): number {
+  return relevance > 0 && relevance + SENTENCE_WEIGHT >= threshold ? relevance + SENTENCE_WEIGHT * meaning() : relevance;
 }
 
 /**
