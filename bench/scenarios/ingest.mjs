@@ -33,6 +33,15 @@ export async function run(ctx) {
       row({ id: "5", figure: `ingestion chunks/s (${r.chunks.toLocaleString("en-US")} chunks)`, value: cps, unit: "chunks/s", target: ">= 2,000/s", pass: cps >= 2000 }),
       row({
         id: "5",
+        figure: "longest event-loop stall during ingestion",
+        value: r.maxStallMs,
+        unit: "ms",
+        target: "<= 50 ms",
+        pass: r.maxStallMs <= 50,
+        note: `p99 ${r.p99StallMs.toFixed(0)} ms (monitorEventLoopDelay)`,
+      }),
+      row({
+        id: "5",
         figure: `ingestion peak RSS, ${input}`,
         value: r.maxRssMb,
         unit: "MB",
