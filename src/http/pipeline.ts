@@ -30,6 +30,26 @@ export interface RequestPipelineOptions {
  * app.use(createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError: () => {} }));
  */
 export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: RequestPipelineOptions) {
+  // Made once, not per request: a cheap request answered synchronously allocates no closures here.
+  const failed = (event: H3Event, started: number, error: unknown) => {
+    // h3's control values (symbols) are not errors: let h3 see them.
+    if (typeof error === "symbol") throw error;
+    const envelope = toErrorEnvelope(error, event, onUnexpectedError);
+    logRequest(logger, event, { status: event.res.status ?? 500, started, ip: ip(event) });
+    return envelope;
+  };
+  const answered = (event: H3Event, started: number, result: unknown) => {
+    const nodeRes = event.runtime?.node?.res;
+    if (isPlain(result) || !nodeRes || nodeRes.writableFinished) {
+      logRequest(logger, event, { status: statusOf(result, event), started, ip: ip(event) });
+    } else {
+      // A stream (Server-Sent Events) or a Response: log once it is sent, with the status that went out.
+      nodeRes.once("close", () =>
+        logRequest(logger, event, { status: nodeRes.statusCode || statusOf(result, event), started, ip: ip(event), aborted: !nodeRes.writableFinished }),
+      );
+    }
+    return result;
+  };
   return (event: H3Event, next: () => unknown): unknown => {
     const scope = scopeOf(event);
     if (scope.piped) {
@@ -39,34 +59,20 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: 
     scope.piped = true;
     const started = performance.now();
     requestIdOf(event);
-    const failed = (error: unknown) => {
-      // h3's control values (symbols) are not errors: let h3 see them.
-      if (typeof error === "symbol") throw error;
-      const envelope = toErrorEnvelope(error, event, onUnexpectedError);
-      logRequest(logger, event, { status: event.res.status ?? 500, started, ip: ip(event) });
-      return envelope;
-    };
-    const answered = (result: unknown) => {
-      const nodeRes = event.runtime?.node?.res;
-      if (isPlain(result) || !nodeRes || nodeRes.writableFinished) {
-        logRequest(logger, event, { status: statusOf(result, event), started, ip: ip(event) });
-      } else {
-        // A stream (Server-Sent Events) or a Response: log once it is sent, with the status that went out.
-        nodeRes.once("close", () =>
-          logRequest(logger, event, { status: nodeRes.statusCode || statusOf(result, event), started, ip: ip(event), aborted: !nodeRes.writableFinished }),
-        );
-      }
-      return result;
-    };
     let result: unknown;
     try {
       refuseDotSegments(event);
       const admitted = admit?.(event);
       result = admitted ? admitted.then(next) : next();
     } catch (error) {
-      return failed(error);
+      return failed(event, started, error);
     }
-    return typeof (result as Promise<unknown> | undefined)?.then === "function" ? (result as Promise<unknown>).then(answered, failed) : answered(result);
+    return typeof (result as Promise<unknown> | undefined)?.then === "function"
+      ? (result as Promise<unknown>).then(
+          (value) => answered(event, started, value),
+          (error) => failed(event, started, error),
+        )
+      : answered(event, started, result);
   };
 }
 
