@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createAnalytics, type Analytics } from "./analytics/index.js";
+import { questionKey } from "./analytics/questions.js";
 import { createChat, type Chat } from "./chat/chat.js";
 import { createCorrectionAnswers } from "./chat/corrections.js";
 import { bootstrap, bootstrapIfEmpty, type BootstrapOptions, type BootstrapResult } from "./bootstrap.js";
@@ -148,7 +149,7 @@ async function openStorage(config: ResolvedConfig, options: StorageOptions): Pro
  */
 export async function createChatService(options: ChatServiceOptions = {}): Promise<ChatService> {
   const config = resolveConfig(options);
-  const storage = await openStorage(config, { encodeEvent: encodeWebhookEvent, busyTimeoutMs: config.busyTimeoutMs });
+  const storage = await openStorage(config, { encodeEvent: encodeWebhookEvent, busyTimeoutMs: config.busyTimeoutMs, questionKey });
   const events = createEventBus();
   const orgs = createOrgs(storage.orgs, config);
   const users = createUsers(storage.users);

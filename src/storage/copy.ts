@@ -46,9 +46,10 @@ export const COPIED_TABLES: PgTable[] = [
  * SQLite server would only delay that job on the new database), and derived
  * data the target rebuilds itself: `analytics_daily`'s triggers count the
  * conversations, messages and leads as the copy inserts them (copying the
- * counters too would count everything twice).
+ * counters too would count everything twice), and `unanswered_questions`'
+ * triggers add the rows of the copied replies (keyed by the first report).
  */
-export const NOT_COPIED_TABLES: PgTable[] = [pgSchema.revisions, pgSchema.rateBuckets, pgSchema.leases, pgSchema.analyticsDaily];
+export const NOT_COPIED_TABLES: PgTable[] = [pgSchema.revisions, pgSchema.rateBuckets, pgSchema.leases, pgSchema.analyticsDaily, pgSchema.unansweredQuestions];
 
 /** PostgreSQL accepts at most 65,535 parameters per statement. */
 const MAX_PARAMETERS = 65_535;

@@ -5,6 +5,7 @@ import type { AttemptRecord } from "../../src/core/storage/index.js";
 import { migratePostgres, openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/index.js";
 import { seedTenant } from "../support/storage-seed.js";
 import { cloneTestDatabase, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
+import { questionKey } from "../../src/analytics/questions.js";
 
 /*
  * What only a shared PostgreSQL database must guarantee: several instances (here,
@@ -21,7 +22,7 @@ afterEach(async () => {
 async function instances(n: number): Promise<PostgresStorage[]> {
   const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
   cleanups.push(db.drop);
-  const opened = await Promise.all(Array.from({ length: n }, () => openPostgresStorage(db.url, { encodeEvent, poolSize: 4 })));
+  const opened = await Promise.all(Array.from({ length: n }, () => openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 4 })));
   for (const s of opened) cleanups.push(() => s.close());
   return opened;
 }

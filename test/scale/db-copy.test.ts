@@ -103,11 +103,14 @@ describe("chatsvc db copy", () => {
       // Whole days are read from counters, which the target rebuilds from the copied rows.
       analyticsToday: (await before.call(`/analytics?since=${new Date().toISOString().slice(0, 10)}&until=${new Date().toISOString().slice(0, 10)}`)).body.data,
       sources: (await before.call("/analytics/sources?chatbot=demo&per_page=100")).body.data,
+      // Rebuilt too: the target's triggers add the copied replies' rows, its first report keys them.
+      unanswered: (await before.call("/analytics/unanswered?chatbot=demo")).body.data,
       audit: (await before.call("/audit")).body.data,
       org: await before.service.orgs.get(tenant.organization.id),
       corrections: (await before.call("/chatbots/demo/corrections")).body.data,
     };
     expect(seen.sources.some((s: { cited: number }) => s.cited > 0)).toBe(true);
+    expect(seen.unanswered).toMatchObject([{ question: "How do I install Widgetron?", count: 1, bad_ratings: 1 }]);
     expect(seen.hits.length).toBeGreaterThan(0);
     await before.close();
     holdLead = false;
@@ -145,6 +148,7 @@ describe("chatsvc db copy", () => {
       expect((await after.call(`/analytics?since=${seen.analyticsToday.since.slice(0, 10)}&until=${seen.analyticsToday.since.slice(0, 10)}`)).body.data).toEqual(seen.analyticsToday);
       expect(seen.analyticsToday.totals).toMatchObject({ conversations: 1, visitor_messages: 2, good_ratings: 1, bad_ratings: 1, leads: 1 });
       expect((await after.call("/analytics/sources?chatbot=demo&per_page=100")).body.data).toEqual(seen.sources);
+      expect((await after.call(`/analytics/unanswered?chatbot=demo&since=${seen.analytics.since}&until=${seen.analytics.until}`)).body.data).toEqual(seen.unanswered);
       expect((await after.call("/audit")).body.data).toEqual(seen.audit);
       expect(await after.service.orgs.get(tenant.organization.id)).toEqual(seen.org);
       expect((await after.call("/chatbots/demo/corrections")).body.data).toEqual(seen.corrections);

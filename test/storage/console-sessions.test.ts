@@ -9,6 +9,7 @@ import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testDatabase, testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
 import { seedTenant } from "../support/storage-seed.js";
+import { questionKey } from "../../src/analytics/questions.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -22,9 +23,9 @@ async function open(): Promise<Storage> {
   if (testEngine === "postgres") {
     const database = await testDatabase(dir.dir);
     cleanups.push(database.drop);
-    storage = await openPostgresStorage(database.options.database!, { encodeEvent: encodeWebhookEvent });
+    storage = await openPostgresStorage(database.options.database!, { encodeEvent: encodeWebhookEvent, questionKey });
   } else {
-    storage = openSqliteStorage(join(dir.dir, "console.db"), { encodeEvent: encodeWebhookEvent });
+    storage = openSqliteStorage(join(dir.dir, "console.db"), { encodeEvent: encodeWebhookEvent, questionKey });
   }
   cleanups.push(() => storage.close());
   return storage;

@@ -10,6 +10,7 @@ import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testDatabase, testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
 import { seedTenant } from "../support/storage-seed.js";
+import { questionKey } from "../../src/analytics/questions.js";
 
 const SQLITE = {
   name: "sqlite",
@@ -42,7 +43,7 @@ const NOW = "2026-01-02T03:04:05.000Z";
 describe.each(ENGINES)("storage contract: $name", (engine) => {
   /** A storage with one organisation (credits `monthly`), one chatbot and one open conversation. */
   async function seeded(monthly = 100) {
-    const storage = await engine.open({ encodeEvent: encodeWebhookEvent });
+    const storage = await engine.open({ encodeEvent: encodeWebhookEvent, questionKey });
     cleanups.push(() => storage.close());
     const { org, bot } = await seedTenant(storage, { credits: monthly, at: NOW });
     const conversation = (values: Partial<NewConversation> = {}): NewConversation => ({

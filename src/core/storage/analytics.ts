@@ -25,15 +25,26 @@ export interface DayCounts {
   handoffs: number;
 }
 
-/** A visible bot reply that could not answer or was rated bad, with the visitor message before it. */
-export interface UnansweredRow {
-  conversation_id: number;
-  /** The visitor message the reply answered; null when there is none before it. */
-  question: string | null;
-  /** When the reply was stored. */
-  asked_at: string;
-  cannot_answer: boolean;
-  bad_rating: boolean;
+/** Visitor questions that are the same question asked in other words, with how their replies fared. */
+export interface QuestionGroup {
+  /** The most recent wording. */
+  question: string;
+  /** Times asked (replies counted: a reply that could not answer and was also rated bad counts once). */
+  count: number;
+  cannot_answer: number;
+  bad_ratings: number;
+  last_asked_at: string;
+  /** The conversation of the most recent ask. */
+  example_conversation_id: number;
+  /** Distinct wordings, most recent first. */
+  wordings: string[];
+}
+
+/** Which groups of a report to read: a page, and how many wordings each keeps. */
+export interface QuestionGroupPage {
+  limit: number;
+  offset: number;
+  wordings: number;
 }
 
 /** A document of a chatbot with how often replies cited it. */
@@ -55,8 +66,13 @@ export interface DocumentCitations {
 export interface AnalyticsStore {
   /** Counts per UTC day of the scope's range, oldest first. */
   daily(scope: AnalyticsScope): Promise<DayCounts[]>;
-  /** The scope's unanswered replies, newest first. */
-  unanswered(scope: AnalyticsScope): Promise<UnansweredRow[]>;
+  /**
+   * The scope's visible replies that could not answer or were rated bad, grouped by the
+   * key of the visitor question before each (`StorageOptions.questionKey`; replies without
+   * a question left out): most asked first, then most recently asked (ties: the most
+   * recently stored reply first). One page of groups, and how many groups there are.
+   */
+  unanswered(scope: AnalyticsScope, page: QuestionGroupPage): Promise<{ total: number; groups: QuestionGroup[] }>;
   /** Every document of the chatbots, with its citations, most cited first. */
   citations(chatbotIds: number[]): Promise<DocumentCitations[]>;
 }

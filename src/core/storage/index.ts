@@ -145,4 +145,9 @@ export interface StorageOptions {
   encodeEvent: OutboxEncoder;
   /** Milliseconds a writer waits for another writer's lock before failing. */
   busyTimeoutMs?: number;
+  /**
+   * The near-duplicate grouping key of a (trimmed) visitor question, stored with each unanswered
+   * reply so reports group by it; from the analytics layer, since it needs retrieval's stemmer.
+   */
+  questionKey: (question: string) => string;
 }

@@ -14,6 +14,7 @@ import { likePattern } from "../../core/like-pattern.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { chargeCredits } from "./credits.js";
 import { recordEvent } from "./events.js";
+import type { PgQuestionKeying } from "./question-keys.js";
 
 const RECORD = `c.id, c.chatbot_id, c.session_id, c.visitor_id, c.visitor_name, c.visitor_email, c.visitor_phone, c.metadata,
   c.source, c.source_url, c.ip, c.country, c.started_at, c.last_message_at, c.ended_at, c.handling, c.handed_off_at, c.handoff_reason,
@@ -157,7 +158,7 @@ async function charged(tx: Queryable, charge: Parameters<typeof chargeCredits>[1
   return result.charged;
 }
 
-export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, onQueued: (deliveries: number) => void): ConversationStore {
+export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, onQueued: (deliveries: number) => void, keying: PgQuestionKeying): ConversationStore {
   const find = (q: Queryable, id: number) => one<ConversationRecord>(q, byId, [id]);
   /** Publishes nothing: hands the recorded events back, and tells the outbox when rows were queued (after commit). */
   const queued = <T extends { events: RecordedEvent[] }>(result: T): T => {
@@ -234,7 +235,15 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
     countMessages: (conversationId) => countOf(pool, conversationId),
     findMessage: (conversationId, messageId) => one<MessageRecord>(pool, messageById, [conversationId, messageId]),
     async rate(messageId, rating) {
-      await run(pool, rate, [messageId, rating]);
+      if (rating === "good") {
+        await run(pool, rate, [messageId, rating]);
+        return;
+      }
+      // A bad rating may give the reply an unanswered_questions row, keyed in the same transaction.
+      await transaction(pool, async (tx) => {
+        await run(tx, rate, [messageId, rating]);
+        await keying.keyReply(tx, messageId);
+      });
     },
 
     storeTurn: async (ref, turn, event) =>
@@ -242,6 +251,8 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         await write(pool, ref, async (tx, conversation) => {
           const credits = await charged(tx, turn.charge);
           const { user, assistant } = await storeTwo(tx, conversation.id, turn.user, turn.assistant);
+          // A fallback got an unanswered_questions row from its trigger: keyed before commit.
+          if (assistant.cannot_answer) await keying.keyReply(tx, assistant.id);
           const updated = { ...conversation, last_message_at: assistant.created_at };
           const recorded = await recordEvent(tx, encode, event({ conversation: updated, user }));
           return { result: { conversation: updated, user, assistant, credits }, events: [recorded] };
@@ -255,6 +266,7 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         const credits = await charged(tx, charge);
         await run(tx, flagRegenerated, [replaces]);
         const assistant = await storeOne(tx, conversation.id, reply);
+        if (assistant.cannot_answer) await keying.keyReply(tx, assistant.id);
         return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits };
       }),
 

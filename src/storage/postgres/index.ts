@@ -14,6 +14,7 @@ import { createPgLeadStore } from "./leads.js";
 import { openPostgres, type OpenPostgresOptions, type PgDb } from "./open.js";
 import { createPgOrgStore } from "./orgs.js";
 import { createPgPrivacyStore } from "./privacy.js";
+import { createPgQuestionKeying } from "./question-keys.js";
 import { createOutboxSignal, type OutboxSignal } from "./outbox-signal.js";
 import { createPgOutboxStore } from "./outbox.js";
 import { createPgRateLimitStore } from "./rate-limits.js";
@@ -51,7 +52,7 @@ const probe = statement(
  * the database: everything they must agree on lives in it.
  *
  * @example
- * const storage = await openPostgresStorage("postgres://chatsvc@db/chatsvc", { encodeEvent });
+ * const storage = await openPostgresStorage("postgres://chatsvc@db/chatsvc", { encodeEvent, questionKey });
  * await storage.close();
  */
 export async function openPostgresStorage(url: string, options: PostgresStorageOptions): Promise<PostgresStorage> {
@@ -62,6 +63,7 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
   const signal = createOutboxSignal(pool, url, onError);
   const queued = () => signal.queued();
   const rateLimits = createPgRateLimitStore(pool);
+  const keying = createPgQuestionKeying(pool, options.questionKey);
   await changes.ready;
   let closed = false;
   return {
@@ -73,10 +75,10 @@ export async function openPostgresStorage(url: string, options: PostgresStorageO
     users: createPgUserStore(pool),
     keys: createPgKeyStore(pool),
     chatbots: createPgChatbotStore(pool),
-    conversations: createPgConversationStore(pool, encodeEvent, queued),
+    conversations: createPgConversationStore(pool, encodeEvent, queued, keying),
     credits: createPgCreditStore(pool),
     leads: createPgLeadStore(pool, encodeEvent, queued),
-    analytics: createPgAnalyticsStore(pool),
+    analytics: createPgAnalyticsStore(pool, keying),
     corrections: createPgCorrectionStore(pool),
     knowledge: createPgKnowledgeStore(pool),
     webhooks: createPgWebhookStore(pool),

@@ -144,10 +144,6 @@ export const messages = pgTable(
     // Covers the per-day analytics counts, so they can be index-only scans; it starts with
     // conversation_id, so it also serves every lookup of a conversation's messages (it replaced messages_conversation_idx).
     index("messages_analytics_idx").on(t.conversationId, t.createdAt, t.role, t.regenerated, t.cannotAnswer, t.rating, t.model),
-    // The few replies that could not answer or were rated bad: the unanswered-questions report reads only these.
-    index("messages_unanswered_idx")
-      .on(t.createdAt)
-      .where(sql`role = 'assistant' AND NOT regenerated AND (cannot_answer OR rating = 'bad')`),
   ],
 );
 
@@ -388,6 +384,39 @@ export const analyticsDaily = pgTable(
     handoffs: integer("handoffs").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.chatbotId, t.day] })],
+);
+
+/**
+ * The visible bot replies that could not answer or were rated bad, one row each, with the
+ * visitor question before the reply: what `GET /analytics/unanswered` groups. Derived data:
+ * triggers on messages keep the rows (see the `unanswered_questions` migration) in the
+ * transaction of every write, and `question_key` (the near-duplicate grouping key, which
+ * needs the stemmer, so it cannot be computed in SQL) is filled by the storage layer's
+ * `keyQuestions`, so a report groups by a stored key instead of reading every message.
+ */
+export const unansweredQuestions = pgTable(
+  "unanswered_questions",
+  {
+    replyId: integer("reply_id")
+      .primaryKey()
+      .references(() => messages.id, { onDelete: "cascade" }),
+    chatbotId: integer("chatbot_id")
+      .notNull()
+      .references(() => chatbots.id, { onDelete: "cascade" }),
+    conversationId: integer("conversation_id").notNull(),
+    /** When the reply was stored. */
+    askedAt: text("asked_at").notNull(),
+    cannotAnswer: boolean("cannot_answer").notNull(),
+    badRating: boolean("bad_rating").notNull(),
+    /** The visitor message before the reply (trimmed once keyed). */
+    question: text("question").notNull(),
+    /** Null until `keyQuestions` computed it. */
+    questionKey: text("question_key"),
+  },
+  (t) => [
+    index("unanswered_questions_scope_idx").on(t.chatbotId, t.askedAt),
+    index("unanswered_questions_unkeyed_idx").on(t.replyId).where(sql`question_key IS NULL`),
+  ],
 );
 
 /** Small key-value store for install-wide facts (e.g. which embedder built the vectors). */

@@ -15,6 +15,7 @@ import type {
 import { likePattern } from "../../core/like-pattern.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
+import type { QuestionKeying } from "./question-keys.js";
 
 type MessageRow = Omit<MessageRecord, "regenerated" | "cannot_answer"> & { regenerated: number; cannot_answer: number };
 
@@ -39,7 +40,7 @@ const PAGE_FILTERS = `${FILTERS}
 
 type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
 
-export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger): ConversationStore {
+export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger, keying: QuestionKeying): ConversationStore {
   const byId = sqlite.prepare<[number], ConversationRecord>(`${SELECT} WHERE c.id = ?`);
   const insert = sqlite.prepare<Record<string, unknown>, number>(
     `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
@@ -84,6 +85,11 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
      ON CONFLICT (chatbot_id, name) DO UPDATE SET cited = cited + 1, last_cited_at = excluded.last_cited_at`,
   );
   const setRating = sqlite.prepare<[string, number]>("UPDATE messages SET rating = ? WHERE id = ?");
+  // A bad rating may give the reply an unanswered_questions row, keyed in the same transaction.
+  const rate = sqlite.transaction((messageId: number, rating: "good" | "bad") => {
+    setRating.run(rating, messageId);
+    if (rating === "bad") keying.keyQuestions();
+  });
   const flagRegenerated = sqlite.prepare<[number]>("UPDATE messages SET regenerated = 1 WHERE id = ?");
 
   const addMessage = (conversationId: number, m: NewMessage): MessageRecord =>
@@ -100,6 +106,13 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
         created_at: m.created_at,
       })!,
     );
+
+  /** Stores a bot reply; a fallback gets an unanswered_questions row (trigger), keyed here in the same transaction. */
+  const addReply = (conversationId: number, m: NewMessage): MessageRecord => {
+    const reply = addMessage(conversationId, m);
+    if (reply.cannot_answer) keying.keyQuestions();
+    return reply;
+  };
 
   /** Counts the documents a stored bot reply cites (for the sources report). */
   const recordCitations = (chatbotId: number, reply: MessageRecord) => {
@@ -155,7 +168,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       const charged = charge(turn.charge);
       if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
       const user = addMessage(conversation.id, turn.user);
-      const assistant = addMessage(conversation.id, turn.assistant);
+      const assistant = addReply(conversation.id, turn.assistant);
       recordCitations(conversation.chatbot_id, assistant);
       touch.run(assistant.created_at, conversation.id);
       const fresh = { ...conversation, last_message_at: assistant.created_at };
@@ -170,7 +183,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     const charged = charge(toCharge);
     if (!charged.ok) return { refused: "credits" as const, credits: charged.credits };
     flagRegenerated.run(replaces);
-    const assistant = addMessage(conversation.id, message);
+    const assistant = addReply(conversation.id, message);
     recordCitations(conversation.chatbot_id, assistant);
     touch.run(assistant.created_at, conversation.id);
     return { conversation: { ...conversation, last_message_at: assistant.created_at }, assistant, credits: charged.credits };
@@ -233,7 +246,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       return row && toMessage(row);
     },
     async rate(messageId, rating) {
-      setRating.run(rating, messageId);
+      rate.immediate(messageId, rating);
     },
     async storeTurn(ref, turn, event) {
       return storeTurn.immediate(ref, turn, event);

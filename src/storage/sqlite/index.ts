@@ -15,6 +15,7 @@ import { createLeadStore } from "./leads.js";
 import { openDatabase, type Sqlite } from "./open.js";
 import { createOrgStore } from "./orgs.js";
 import { createPrivacyStore } from "./privacy.js";
+import { createQuestionKeying } from "./question-keys.js";
 import { createSettingStore } from "./settings.js";
 import { createUserStore } from "./users.js";
 import { createOutboxStore, createWebhookStore } from "./webhooks.js";
@@ -34,7 +35,7 @@ export interface SqliteStorage extends Storage {
  * before any other statement of this process.
  *
  * @example
- * const storage = openSqliteStorage("./.chatsvc/chatsvc.db", { encodeEvent });
+ * const storage = openSqliteStorage("./.chatsvc/chatsvc.db", { encodeEvent, questionKey });
  * await storage.close();
  */
 export function openSqliteStorage(file: string, options: StorageOptions): SqliteStorage {
@@ -43,6 +44,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const record = createRecorder(sqlite, options.encodeEvent);
     const credits = createCredits(sqlite);
     const probe = createWriteProbe(sqlite);
+    const keying = createQuestionKeying(sqlite, options.questionKey);
     // Changes by other connections (the CLI in another process) move it; this connection's own do not.
     const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
     return {
@@ -52,10 +54,10 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       users: createUserStore(sqlite),
       keys: createKeyStore(sqlite),
       chatbots: createChatbotStore(sqlite),
-      conversations: createConversationStore(sqlite, record, credits.charge),
+      conversations: createConversationStore(sqlite, record, credits.charge, keying),
       credits: credits.store,
       leads: createLeadStore(sqlite, record),
-      analytics: createAnalyticsStore(sqlite),
+      analytics: createAnalyticsStore(sqlite, keying),
       corrections: createCorrectionStore(sqlite),
       knowledge: createKnowledgeStore(sqlite),
       webhooks: createWebhookStore(sqlite),
