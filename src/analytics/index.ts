@@ -2,13 +2,13 @@ import { z } from "zod";
 import type { Chatbots } from "../core/chatbots.js";
 import { emptyDay } from "../core/day-counts.js";
 import { DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page } from "../core/pagination.js";
-import type { AnalyticsStore, DayCounts, QuestionGroup } from "../core/storage/index.js";
+import type { AnalyticsStore, DayCounts } from "../core/storage/index.js";
 import { parse } from "../core/validation.js";
-import { MAX_WORDINGS } from "./questions.js";
+import { groupWordings, type QuestionGroup } from "./questions.js";
 import { buckets, overviewQuerySchema, resolveRange, scopeShape, type Bucket, type Interval } from "./range.js";
 
 export { MAX_BUCKETS, DEFAULT_DAYS } from "./range.js";
-export type { QuestionGroup } from "../core/storage/index.js";
+export type { QuestionGroup } from "./questions.js";
 
 /** What is counted per bucket and in the totals. */
 export type Counts = Omit<DayCounts, "day">;
@@ -109,9 +109,7 @@ export function createAnalytics(store: AnalyticsStore, chatbots: Pick<Chatbots, 
       const q = parse(unansweredQuerySchema, query);
       const range = resolveRange(q);
       const { ids } = await scope(organizationId, q.chatbot);
-      const { page: number = 1, per_page: perPage = DEFAULT_PER_PAGE } = q;
-      const { total, groups } = await store.unanswered({ chatbot_ids: ids, ...range }, { limit: perPage, offset: (number - 1) * perPage, wordings: MAX_WORDINGS });
-      return { data: groups, meta: pageMeta({ page: number, perPage, total, count: groups.length }) };
+      return page(groupWordings(await store.unanswered({ chatbot_ids: ids, ...range })), q);
     },
 
     /** Every document, most cited first (never-cited ones included, with 0); one page. */

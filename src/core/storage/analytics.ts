@@ -25,26 +25,20 @@ export interface DayCounts {
   handoffs: number;
 }
 
-/** Visitor questions that are the same question asked in other words, with how their replies fared. */
-export interface QuestionGroup {
-  /** The most recent wording. */
+/** One wording of the visitor questions before a scope's unanswered replies, with how those replies fared. */
+export interface UnansweredWording {
+  /** The near-duplicate grouping key of the question (`StorageOptions.questionKey`). */
+  key: string;
+  /** The question, trimmed. */
   question: string;
-  /** Times asked (replies counted: a reply that could not answer and was also rated bad counts once). */
+  /** Replies after it (a reply that could not answer and was also rated bad counts once). */
   count: number;
   cannot_answer: number;
   bad_ratings: number;
+  /** The most recent of those replies: when it was stored, its id and its conversation. */
   last_asked_at: string;
-  /** The conversation of the most recent ask. */
-  example_conversation_id: number;
-  /** Distinct wordings, most recent first. */
-  wordings: string[];
-}
-
-/** Which groups of a report to read: a page, and how many wordings each keeps. */
-export interface QuestionGroupPage {
-  limit: number;
-  offset: number;
-  wordings: number;
+  last_reply_id: number;
+  last_conversation_id: number;
 }
 
 /** A document of a chatbot with how often replies cited it. */
@@ -67,12 +61,10 @@ export interface AnalyticsStore {
   /** Counts per UTC day of the scope's range, oldest first. */
   daily(scope: AnalyticsScope): Promise<DayCounts[]>;
   /**
-   * The scope's visible replies that could not answer or were rated bad, grouped by the
-   * key of the visitor question before each (`StorageOptions.questionKey`; replies without
-   * a question left out): most asked first, then most recently asked (ties: the most
-   * recently stored reply first). One page of groups, and how many groups there are.
+   * The scope's visible replies that could not answer or were rated bad, counted per distinct
+   * wording of the visitor question before each (replies without a question left out), any order.
    */
-  unanswered(scope: AnalyticsScope, page: QuestionGroupPage): Promise<{ total: number; groups: QuestionGroup[] }>;
+  unanswered(scope: AnalyticsScope): Promise<UnansweredWording[]>;
   /** Every document of the chatbots, with its citations, most cited first. */
   citations(chatbotIds: number[]): Promise<DocumentCitations[]>;
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { mergeDays, splitDays } from "../../core/day-counts.js";
-import type { AnalyticsStore, DocumentCitations, QuestionGroup } from "../../core/storage/index.js";
+import type { AnalyticsStore, DocumentCitations, UnansweredWording } from "../../core/storage/index.js";
 import type { PgQuestionKeying } from "./question-keys.js";
 
 /*
@@ -41,33 +41,14 @@ const HANDOFFS = (since: string, until: string) => `SELECT ${DAY("handed_off_at"
   WHERE chatbot_id = ANY($1::int[]) AND handed_off_at IS NOT NULL AND handed_off_at >= ${since} AND handed_off_at <= ${until} GROUP BY 1`;
 
 /*
- * The groups of unanswered_questions in scope ($2 since, $3 until), one page ($4 limit, $5 offset): each
- * group's counts and its most recent row (ties on time go to the later reply, as the rows sort newest
- * first), and how many groups there are (the one-row total survives a page past the end through the LEFT JOIN).
+ * One row per distinct wording in scope ($2 since, $3 until). `latest` carries the most recent reply's time,
+ * id (zero-padded, so the greatest string is the latest reply even at equal times; compared bytewise) and conversation.
  */
-const GROUPS = `WITH s AS (
-    SELECT reply_id, conversation_id, asked_at, cannot_answer, bad_rating, question, question_key FROM unanswered_questions
-     WHERE chatbot_id = ANY($1::int[]) AND asked_at >= $2 AND asked_at <= $3),
-  g AS (SELECT question_key, count(*)::int AS count, (count(*) FILTER (WHERE cannot_answer))::int AS cannot_answer,
-               (count(*) FILTER (WHERE bad_rating))::int AS bad_ratings FROM s GROUP BY question_key),
-  latest AS (SELECT question_key, question, asked_at, conversation_id, reply_id,
-                    row_number() OVER (PARTITION BY question_key ORDER BY asked_at DESC, reply_id DESC) AS n FROM s),
-  page AS (SELECT g.question_key AS key, l.question, g.count, g.cannot_answer, g.bad_ratings, l.asked_at AS last_asked_at,
-                  l.conversation_id AS example_conversation_id, l.reply_id
-             FROM g JOIN latest l ON l.question_key = g.question_key AND l.n = 1
-            ORDER BY g.count DESC, l.asked_at DESC, l.reply_id DESC LIMIT $4 OFFSET $5)
-  SELECT t.total, page.* FROM (SELECT count(*)::int AS total FROM g) t LEFT JOIN page ON true
-   ORDER BY page.count DESC, page.last_asked_at DESC, page.reply_id DESC`;
-
-// The distinct wordings of the page's groups ($4 their keys), each at its most recent ask, the latest $5 per group.
-const WORDINGS = `SELECT key, question FROM (
-    SELECT question_key AS key, question, row_number() OVER (PARTITION BY question_key ORDER BY asked_at DESC, reply_id DESC) AS r FROM (
-      SELECT question_key, question, asked_at, reply_id,
-             row_number() OVER (PARTITION BY question_key, question ORDER BY asked_at DESC, reply_id DESC) AS n
-        FROM unanswered_questions
-       WHERE chatbot_id = ANY($1::int[]) AND asked_at >= $2 AND asked_at <= $3 AND question_key = ANY($4::text[])) distinct_wordings
-     WHERE n = 1) ranked
-  WHERE r <= $5 ORDER BY key, r`;
+const WORDINGS = `SELECT question_key AS key, question, count(*)::int AS count, (count(*) FILTER (WHERE cannot_answer))::int AS cannot_answer,
+    (count(*) FILTER (WHERE bad_rating))::int AS bad_ratings,
+    max((asked_at || ' ' || lpad(reply_id::text, 15, '0') || ' ' || conversation_id) COLLATE "C") AS latest
+  FROM unanswered_questions WHERE chatbot_id = ANY($1::int[]) AND asked_at >= $2 AND asked_at <= $3
+  GROUP BY question_key, question`;
 
 const CITATIONS = `SELECT d.id AS document_id, d.chatbot_id, d.name, d.type, d.url, coalesce(s.cited, 0) AS cited, s.last_cited_at
   FROM documents d LEFT JOIN source_citations s ON s.chatbot_id = d.chatbot_id AND s.name = d.name
@@ -91,26 +72,13 @@ export function createPgAnalyticsStore(pool: pg.Pool, keying: PgQuestionKeying):
       const found = await rows<{ day: string; counts: Record<string, number> }>(text, values);
       return mergeDays(found.map(({ day, counts }) => ({ day, ...counts })));
     },
-    async unanswered({ chatbot_ids, since, until }, page) {
+    async unanswered({ chatbot_ids, since, until }) {
       await keying.keyLeftovers();
-      const found = await rows<{ total: number; key: string | null } & Omit<QuestionGroup, "wordings">>(GROUPS, [chatbot_ids, since, until, page.limit, page.offset]);
-      const paged = found.filter((row) => row.key !== null);
-      const wordings = new Map(paged.map((row) => [row.key!, [] as string[]]));
-      if (paged.length > 0) {
-        for (const w of await rows<{ key: string; question: string }>(WORDINGS, [chatbot_ids, since, until, [...wordings.keys()], page.wordings])) wordings.get(w.key)!.push(w.question);
-      }
-      return {
-        total: found[0]!.total,
-        groups: paged.map(({ question, count, cannot_answer, bad_ratings, last_asked_at, example_conversation_id, key }) => ({
-          question,
-          count,
-          cannot_answer,
-          bad_ratings,
-          last_asked_at,
-          example_conversation_id,
-          wordings: wordings.get(key!)!,
-        })),
-      };
+      const found = await rows<Omit<UnansweredWording, "last_asked_at" | "last_reply_id" | "last_conversation_id"> & { latest: string }>(WORDINGS, [chatbot_ids, since, until]);
+      return found.map(({ latest, ...wording }) => {
+        const [at, reply, conversation] = latest.split(" ");
+        return { ...wording, last_asked_at: at!, last_reply_id: Number(reply), last_conversation_id: Number(conversation) };
+      });
     },
     citations: (chatbotIds) => rows<DocumentCitations>(CITATIONS, [chatbotIds]),
   };

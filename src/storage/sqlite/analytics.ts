@@ -1,5 +1,5 @@
 import { mergeDays, splitDays } from "../../core/day-counts.js";
-import type { AnalyticsStore, DocumentCitations, QuestionGroup } from "../../core/storage/index.js";
+import type { AnalyticsStore, DocumentCitations, UnansweredWording } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
 import type { QuestionKeying } from "./question-keys.js";
 
@@ -43,34 +43,15 @@ export function createAnalyticsStore(sqlite: Sqlite, keying: QuestionKeying): An
       WHERE chatbot_id ${IN_SCOPE} AND handed_off_at IS NOT NULL AND handed_off_at >= @since AND handed_off_at <= @until GROUP BY day`,
   );
   /*
-   * The groups of unanswered_questions in scope, one page: each group's counts and its most recent row
-   * (ties on time go to the later reply, as the rows sort newest first), and how many groups there are
-   * (the one-row total survives a page past the end through the LEFT JOIN).
+   * One row per distinct wording in scope: one pass over unanswered_questions_scope_idx's range.
+   * `latest` carries the most recent reply's time, id (zero-padded, so the greatest string is the
+   * latest reply even at equal times) and conversation.
    */
-  const groups = sqlite.prepare<Record<string, unknown>, { total: number; key: string | null } & Omit<QuestionGroup, "wordings">>(
-    `WITH s AS (
-       SELECT reply_id, conversation_id, asked_at, cannot_answer, bad_rating, question, question_key FROM unanswered_questions
-        WHERE chatbot_id ${IN_SCOPE} AND asked_at >= @since AND asked_at <= @until),
-     g AS (SELECT question_key, count(*) AS count, sum(cannot_answer) AS cannot_answer, sum(bad_rating) AS bad_ratings FROM s GROUP BY question_key),
-     latest AS (SELECT question_key, question, asked_at, conversation_id, reply_id,
-                       row_number() OVER (PARTITION BY question_key ORDER BY asked_at DESC, reply_id DESC) AS n FROM s),
-     page AS (SELECT g.question_key AS key, l.question, g.count, g.cannot_answer, g.bad_ratings, l.asked_at AS last_asked_at,
-                     l.conversation_id AS example_conversation_id, l.reply_id
-                FROM g JOIN latest l ON l.question_key = g.question_key AND l.n = 1
-               ORDER BY g.count DESC, l.asked_at DESC, l.reply_id DESC LIMIT @limit OFFSET @offset)
-     SELECT t.total, page.* FROM (SELECT count(*) AS total FROM g) t LEFT JOIN page ON 1
-      ORDER BY page.count DESC, page.last_asked_at DESC, page.reply_id DESC`,
-  );
-  // The distinct wordings of the page's groups, each at its most recent ask, the latest @wordings per group.
-  const wordings = sqlite.prepare<Record<string, unknown>, { key: string; question: string }>(
-    `SELECT key, question FROM (
-       SELECT question_key AS key, question, row_number() OVER (PARTITION BY question_key ORDER BY asked_at DESC, reply_id DESC) AS r FROM (
-         SELECT question_key, question, asked_at, reply_id,
-                row_number() OVER (PARTITION BY question_key, question ORDER BY asked_at DESC, reply_id DESC) AS n
-           FROM unanswered_questions
-          WHERE chatbot_id ${IN_SCOPE} AND asked_at >= @since AND asked_at <= @until AND question_key IN (SELECT value FROM json_each(@keys)))
-        WHERE n = 1)
-      WHERE r <= @wordings ORDER BY key, r`,
+  const wordings = sqlite.prepare<Record<string, unknown>, Omit<UnansweredWording, "last_asked_at" | "last_reply_id" | "last_conversation_id"> & { latest: string }>(
+    `SELECT question_key AS key, question, count(*) AS count, sum(cannot_answer) AS cannot_answer, sum(bad_rating) AS bad_ratings,
+            max(asked_at || ' ' || printf('%015d', reply_id) || ' ' || conversation_id) AS latest
+       FROM unanswered_questions WHERE chatbot_id ${IN_SCOPE} AND asked_at >= @since AND asked_at <= @until
+      GROUP BY question_key, question`,
   );
   const citations = sqlite.prepare<Record<string, unknown>, DocumentCitations>(
     `SELECT d.id AS document_id, d.chatbot_id, d.name, d.type, d.url, coalesce(s.cited, 0) AS cited, s.last_cited_at
@@ -90,25 +71,12 @@ export function createAnalyticsStore(sqlite: Sqlite, keying: QuestionKeying): An
       }
       return mergeDays(...parts);
     },
-    async unanswered({ chatbot_ids, since, until }, page) {
+    async unanswered({ chatbot_ids, since, until }) {
       keying.keyLeftovers();
-      const scope = { ids: JSON.stringify(chatbot_ids), since, until };
-      const rows = groups.all({ ...scope, limit: page.limit, offset: page.offset });
-      const paged = rows.filter((row) => row.key !== null);
-      const found = new Map(paged.map((row) => [row.key!, [] as string[]]));
-      for (const w of wordings.all({ ...scope, keys: JSON.stringify([...found.keys()]), wordings: page.wordings })) found.get(w.key)!.push(w.question);
-      return {
-        total: rows[0]!.total,
-        groups: paged.map(({ question, count, cannot_answer, bad_ratings, last_asked_at, example_conversation_id, key }) => ({
-          question,
-          count,
-          cannot_answer,
-          bad_ratings,
-          last_asked_at,
-          example_conversation_id,
-          wordings: found.get(key!)!,
-        })),
-      };
+      return wordings.all({ ids: JSON.stringify(chatbot_ids), since, until }).map(({ latest, ...wording }) => {
+        const [at, reply, conversation] = latest.split(" ");
+        return { ...wording, last_asked_at: at!, last_reply_id: Number(reply), last_conversation_id: Number(conversation) };
+      });
     },
     async citations(chatbotIds) {
       return citations.all({ ids: JSON.stringify(chatbotIds) });
