@@ -176,7 +176,7 @@ describe("chatsvc db copy", () => {
     const again = await runCli(["--db", file, "db", "copy", "--to", target]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: The PostgreSQL database is not empty \(rows in organizations, .*\): db copy only fills a new, empty database\n$/);
-  });
+  }, 60_000); // Completion, not speed: several CLI processes, a service on each engine and a copy of the bundled docs.
 
   it("refuses a SQLite file that does not exist instead of copying an empty new one", async () => {
     const res = await runCli(["--db", join(dir, "missing.db"), "db", "copy", "--to", target]);
