@@ -13,6 +13,7 @@ import type {
   TurnRefusal,
 } from "../../core/storage/index.js";
 import { likePattern } from "../../core/like-pattern.js";
+import { createCommitBatch } from "./commit-batch.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
 import type { QuestionKeying } from "./question-keys.js";
@@ -153,6 +154,8 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     return { result, events: [record(event(result))] };
   });
 
+  const batched = createCommitBatch(sqlite);
+
   const end = sqlite.transaction((id: number, endedAt: string, event: EventOf<{ conversation: ConversationRecord & { ended_at: string }; message_count: number }>) => {
     const closedHere = markEnded.run(endedAt, id).changes > 0;
     const row = byId.get(id);
@@ -212,7 +215,8 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
 
   return {
     async start(conversation, event) {
-      return start.immediate(conversation, event);
+      // Many visitors open conversations at once: their starts share a commit.
+      return batched(() => start(conversation, event));
     },
     async find(id) {
       return byId.get(id);

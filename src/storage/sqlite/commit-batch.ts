@@ -1,0 +1,55 @@
+import type { Sqlite } from "./open.js";
+
+interface Queued {
+  write: () => unknown;
+  resolve: (value: never) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: the writes asked for within one turn of the event loop run in
+ * one IMMEDIATE transaction, each in a savepoint of its own (pass a
+ * `sqlite.transaction` function: nested, it takes a savepoint), so one that
+ * throws is rolled back alone and only its caller sees the error. A commit
+ * costs a lock, a WAL append of every page touched and often more than the
+ * statements: writes arriving together share it. Each promise settles after
+ * the commit, so nothing is answered before it is durable; a failed commit
+ * rejects every write of the batch.
+ *
+ * @example
+ * const batched = createCommitBatch(sqlite);
+ * const id = await batched(() => insertConversation(row));
+ */
+export function createCommitBatch(sqlite: Sqlite): <T>(write: () => T) => Promise<T> {
+  let queue: Queued[] = [];
+
+  const runAll = sqlite.transaction((items: Queued[]) =>
+    items.map((item) => {
+      try {
+        return { ok: true as const, value: item.write() };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+
+  const flush = () => {
+    const items = queue;
+    queue = [];
+    let outcomes;
+    try {
+      outcomes = runAll.immediate(items);
+    } catch (error) {
+      for (const item of items) item.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => (outcome.ok ? items[i]!.resolve(outcome.value as never) : items[i]!.reject(outcome.error)));
+  };
+
+  return <T>(write: () => T) =>
+    new Promise<T>((resolve, reject) => {
+      // setImmediate: after the I/O callbacks of this turn, so requests read together commit together.
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ write, resolve: resolve as (value: never) => void, reject });
+    });
+}
