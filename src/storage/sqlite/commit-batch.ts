@@ -1,5 +1,8 @@
 import type { Sqlite } from "./open.js";
 
+/** Runs a write (a `sqlite.transaction` function call) in the next shared commit; settles after it. */
+export type CommitBatch = <T>(write: () => T) => Promise<T>;
+
 interface Queued {
   write: () => unknown;
   resolve: (value: never) => void;
@@ -20,7 +23,7 @@ interface Queued {
  * const batched = createCommitBatch(sqlite);
  * const id = await batched(() => insertConversation(row));
  */
-export function createCommitBatch(sqlite: Sqlite): <T>(write: () => T) => Promise<T> {
+export function createCommitBatch(sqlite: Sqlite): CommitBatch {
   let queue: Queued[] = [];
 
   const runAll = sqlite.transaction((items: Queued[]) =>

@@ -13,7 +13,7 @@ import type {
   TurnRefusal,
 } from "../../core/storage/index.js";
 import { likePattern } from "../../core/like-pattern.js";
-import { createCommitBatch } from "./commit-batch.js";
+import type { CommitBatch } from "./commit-batch.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
 import type { QuestionKeying } from "./question-keys.js";
@@ -41,7 +41,7 @@ const PAGE_FILTERS = `${FILTERS}
 
 type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
 
-export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger, keying: QuestionKeying): ConversationStore {
+export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger, keying: QuestionKeying, batched: CommitBatch): ConversationStore {
   const byId = sqlite.prepare<[number], ConversationRecord>(`${SELECT} WHERE c.id = ?`);
   const insert = sqlite.prepare<Record<string, unknown>, number>(
     `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
@@ -153,8 +153,6 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     const result: ConversationRecord = { id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null };
     return { result, events: [record(event(result))] };
   });
-
-  const batched = createCommitBatch(sqlite);
 
   const end = sqlite.transaction((id: number, endedAt: string, event: EventOf<{ conversation: ConversationRecord & { ended_at: string }; message_count: number }>) => {
     const closedHere = markEnded.run(endedAt, id).changes > 0;

@@ -2,6 +2,7 @@ import type { Storage, StorageOptions } from "../../core/storage/index.js";
 import { createLeaseStore } from "./leases.js";
 import { createAnalyticsStore } from "./analytics.js";
 import { createChatbotStore } from "./chatbots.js";
+import { createCommitBatch } from "./commit-batch.js";
 import { createConversationStore } from "./conversations.js";
 import { createCorrectionStore } from "./corrections.js";
 import { createCredits } from "./credits.js";
@@ -45,6 +46,8 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const credits = createCredits(sqlite);
     const probe = createWriteProbe(sqlite);
     const keying = createQuestionKeying(sqlite, options.questionKey);
+    // One per connection: conversation starts and the webhook worker's settlements share commits.
+    const batched = createCommitBatch(sqlite);
     // Changes by other connections (the CLI in another process) move it; this connection's own do not.
     const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
     return {
@@ -54,14 +57,14 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       users: createUserStore(sqlite),
       keys: createKeyStore(sqlite),
       chatbots: createChatbotStore(sqlite),
-      conversations: createConversationStore(sqlite, record, credits.charge, keying),
+      conversations: createConversationStore(sqlite, record, credits.charge, keying, batched),
       credits: credits.store,
       leads: createLeadStore(sqlite, record),
       analytics: createAnalyticsStore(sqlite, keying),
       corrections: createCorrectionStore(sqlite),
       knowledge: createKnowledgeStore(sqlite),
       webhooks: createWebhookStore(sqlite),
-      outbox: createOutboxStore(sqlite, record),
+      outbox: createOutboxStore(sqlite, record, batched),
       settings: createSettingStore(sqlite),
       leases: createLeaseStore(sqlite),
       privacy: createPrivacyStore(sqlite),

@@ -1,4 +1,5 @@
 import type { AttemptRecord, DueDelivery, OutboxStore, WebhookRecord, WebhookRegistration, WebhookStore } from "../../core/storage/index.js";
+import type { CommitBatch } from "./commit-batch.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
 
@@ -53,7 +54,7 @@ export function createWebhookStore(sqlite: Sqlite): WebhookStore {
   };
 }
 
-export function createOutboxStore(sqlite: Sqlite, record: Recorder): OutboxStore {
+export function createOutboxStore(sqlite: Sqlite, record: Recorder, batched: CommitBatch): OutboxStore {
   const due = sqlite.prepare<[number, number], DueDelivery>(
     `SELECT d.id, d.webhook_id, d.message_id, d.payload, d.attempts, w.url, w.secret
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -120,7 +121,8 @@ export function createOutboxStore(sqlite: Sqlite, record: Recorder): OutboxStore
       return recordAlone.immediate(event);
     },
     async settle(attempts, claim) {
-      return settle.immediate(attempts, claim);
+      // In the commit the conversation starts of this turn share: it often claims the rows they queued.
+      return batched(() => settle(attempts, claim));
     },
     async nextDue() {
       return nextDue.get() ?? undefined;
