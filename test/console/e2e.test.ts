@@ -14,7 +14,8 @@ const HAVE_CHROMIUM = existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) console.warn(`test/console/e2e.test.ts: SKIPPED, no Chromium at ${CHROMIUM}. Install it (apt-get install chromium) or set CHATSVC_CHROMIUM.`);
 const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", () => {
+// Completion, not speed: a page driven in a real browser takes seconds on a busy machine.
+describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", { timeout: 60_000 }, () => {
   let h: Harness;
   let browser: Browser;
   let other: Awaited<ReturnType<typeof addTenant>>;

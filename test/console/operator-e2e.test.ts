@@ -20,7 +20,8 @@ if (!HAVE_CHROMIUM) console.warn(`test/console/operator-e2e.test.ts: SKIPPED, no
 const STEP_MS = 15_000;
 const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-describe.skipIf(!HAVE_CHROMIUM)("operator flows in the console", () => {
+// Completion, not speed: a page driven in a real browser takes seconds on a busy machine.
+describe.skipIf(!HAVE_CHROMIUM)("operator flows in the console", { timeout: 60_000 }, () => {
   let h: Harness;
   let browser: Browser;
   let receiver: Receiver;

@@ -167,7 +167,7 @@ describe("fuzzing every API route", () => {
         }),
         { numRuns: RUNS },
       );
-    });
+    }, 60_000); // Completion, not speed: the first route also pays for the first connection and lazy loads, slow on a busy machine.
   }
 
   it("wrong methods on every route's path: 405 or 404 in the envelope, nothing changed", async () => {
