@@ -1,8 +1,11 @@
+import { createInt8Scan, SIMD_SCAN, TERM_BYTES } from "./int8-scan.js";
+
 /**
- * Rows per block, also scored together: their accumulators stay in the L1 cache
- * while every query dimension is added.
+ * Rows per block, also scored together: their sums stay in the L1 cache while
+ * every query dimension is added. A multiple of 16, the rows the SIMD scan takes at once.
  */
 const BLOCK = 2048;
+const PAGE = 65536;
 
 /**
  * One chatbot's vectors in memory for nearest-neighbour candidates: int8 with
@@ -12,19 +15,30 @@ const BLOCK = 2048;
  * dozen of 384 buckets), which makes the scan some 10x cheaper than a float
  * scan of whole vectors; dense vectors still cost a quarter of the float bytes.
  * Rows live in fixed blocks of {@link BLOCK}, each dimension a run of the
- * block, so growing adds a block and never copies (a doubled array would leave
- * the old one behind as garbage and up to half of the new one unused).
+ * block, in one WebAssembly memory that grows by whole blocks (V8 reserves a
+ * memory's address space on 64-bit hosts, so growing does not copy).
+ * The query is scaled to integers too, so a score is an exact integer sum
+ * (the same whichever way it is added up) times the row's scale.
  * Scores are approximate (int8 rounding): callers re-score the candidates in float.
+ * `simd: false` runs the JavaScript scan (for runtimes without WebAssembly SIMD) where SIMD is available.
  *
  * @example
  * const index = createQuantizedVectors(384);
  * index.add(17, vector);
  * index.candidates(query, 64); // chunk ids, best first
  */
-export function createQuantizedVectors(dimension: number) {
-  const blocks: { values: Int8Array; ids: Int32Array; scales: Float32Array }[] = [];
+export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } = {}) {
+  const blocks: { base: number; ids: Int32Array; scales: Float32Array }[] = [];
   let size = 0;
-  const accumulator = new Float64Array(BLOCK);
+  // The memory starts with the term table and the scan's output (an i32 sum per row of a block), then the blocks.
+  const termBase = 0;
+  const outBase = align16(Math.ceil(dimension / 2) * TERM_BYTES);
+  const blockBase = outBase + BLOCK * 4;
+  const blockBytes = dimension * BLOCK;
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(blockBase / PAGE) });
+  let bytes = new Int8Array(memory.buffer);
+  let words = new Int32Array(memory.buffer);
+  const scan = createInt8Scan(memory, simd);
 
   return {
     dimension,
@@ -35,13 +49,21 @@ export function createQuantizedVectors(dimension: number) {
     /** Appends a vector (of this index's dimension) for a chunk. */
     add(id: number, vector: Float32Array): void {
       const row = size % BLOCK;
-      if (row === 0) blocks.push({ values: new Int8Array(dimension * BLOCK), ids: new Int32Array(BLOCK), scales: new Float32Array(BLOCK) });
+      if (row === 0) {
+        const base = blockBase + blocks.length * blockBytes;
+        const missing = base + blockBytes - memory.buffer.byteLength;
+        if (missing > 0) {
+          memory.grow(Math.ceil(missing / PAGE));
+          bytes = new Int8Array(memory.buffer);
+          words = new Int32Array(memory.buffer);
+        }
+        blocks.push({ base, ids: new Int32Array(BLOCK), scales: new Float32Array(BLOCK) });
+      }
       const block = blocks[blocks.length - 1]!;
       let max = 0;
       for (let j = 0; j < dimension; j++) max = Math.max(max, Math.abs(vector[j]!));
       const inverse = max === 0 ? 0 : 127 / max;
-      const values = block.values;
-      for (let j = 0, at = row; j < dimension; j++, at += BLOCK) values[at] = Math.round(vector[j]! * inverse);
+      for (let j = 0, at = block.base + row; j < dimension; j++, at += BLOCK) bytes[at] = Math.round(vector[j]! * inverse);
       block.ids[row] = id;
       block.scales[row] = max / 127;
       size++;
@@ -49,36 +71,47 @@ export function createQuantizedVectors(dimension: number) {
 
     /** Ids of the `count` vectors with the highest approximate dot product with `query`, best first. */
     candidates(query: Float32Array, count: number): number[] {
-      // The query's non-zero dimensions (as offsets of their runs in a block), padded with zero weights
-      // to a multiple of 8: adding eight runs per pass cuts the accumulator traffic, the bulk of the cost.
-      const weights: number[] = [];
-      const offsets: number[] = [];
-      for (let j = 0; j < dimension; j++) {
-        if (query[j] === 0) continue;
-        weights.push(query[j]!);
-        offsets.push(j * BLOCK);
-      }
-      while (weights.length % 8 !== 0) {
-        weights.push(0);
-        offsets.push(0);
-      }
+      const pairs = writeTerms(words, termBase, query);
       const heap = createTopHeap(Math.min(count, size));
-      blocks.forEach(({ values, ids, scales }, b) => {
+      const out = outBase >> 2;
+      blocks.forEach(({ base, ids, scales }, b) => {
         const n = Math.min(BLOCK, size - b * BLOCK);
-        accumulator.fill(0, 0, n);
-        for (let d = 0; d < weights.length; d += 8) {
-          const [w0, w1, w2, w3, w4, w5, w6, w7] = weights.slice(d, d + 8) as [number, number, number, number, number, number, number, number];
-          const [o0, o1, o2, o3, o4, o5, o6, o7] = offsets.slice(d, d + 8) as [number, number, number, number, number, number, number, number];
-          for (let i = 0; i < n; i++) {
-            accumulator[i]! +=
-              w0 * values[o0 + i]! + w1 * values[o1 + i]! + w2 * values[o2 + i]! + w3 * values[o3 + i]! + w4 * values[o4 + i]! + w5 * values[o5 + i]! + w6 * values[o6 + i]! + w7 * values[o7 + i]!;
-          }
-        }
-        for (let i = 0; i < n; i++) heap.offer(accumulator[i]! * scales[i]!, ids[i]!);
+        scan(base, align16(n), termBase, pairs, outBase);
+        for (let i = 0; i < n; i++) heap.offer(words[out + i]! * scales[i]!, ids[i]!);
       });
       return heap.sorted();
     },
   };
+}
+
+/**
+ * Writes the query's non-zero dimensions as the scan's term table at byte `at`
+ * (pairs of run offsets and i16 weights; an odd last one paired with a zero
+ * weight) and returns the number of pairs. The weights are scaled so the
+ * largest is as large as it can be without a row's sum leaving the i32 range.
+ */
+function writeTerms(words: Int32Array, at: number, query: Float32Array): number {
+  const dimensions: number[] = [];
+  let max = 0;
+  for (let j = 0; j < query.length; j++) {
+    if (query[j] === 0) continue;
+    dimensions.push(j);
+    max = Math.max(max, Math.abs(query[j]!));
+  }
+  const largest = Math.min(32767, Math.floor(0x7fffffff / (128 * Math.max(1, dimensions.length))));
+  const factor = max === 0 ? 0 : largest / max;
+  const weight = (k: number) => (k < dimensions.length ? Math.round(query[dimensions[k]!]! * factor) : 0);
+  const pairs = Math.ceil(dimensions.length / 2);
+  for (let p = 0, w = at >> 2; p < pairs; p++, w += TERM_BYTES / 4) {
+    words[w] = dimensions[2 * p]! * BLOCK;
+    words[w + 1] = (dimensions[2 * p + 1] ?? 0) * BLOCK;
+    words[w + 2] = (weight(2 * p) & 0xffff) | (weight(2 * p + 1) << 16);
+  }
+  return pairs;
+}
+
+function align16(n: number): number {
+  return (n + 15) & ~15;
 }
 
 export type QuantizedVectors = ReturnType<typeof createQuantizedVectors>;
