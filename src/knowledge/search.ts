@@ -4,7 +4,7 @@ import { normalize } from "./embedders/types.js";
 import { expandQuery, type QueryExpansion } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
 import { ftsWords } from "./fts-query.js";
-import { containsTerms, contentTerms, STOP_WORDS, termWeight, words } from "./text/tokens.js";
+import { contentTerms, STOP_WORDS, termFinder, termWeight, words } from "./text/tokens.js";
 import { cosine, sentenceVector } from "./text/word-vectors.js";
 import type { RetrievedChunk } from "./types.js";
 import type { VectorIndex } from "./vectors.js";
@@ -157,11 +157,11 @@ function withMeaning(relevance: number, threshold: number, meaning: () => number
  * texts for one query, whose side is worked out once.
  */
 export function coverageOf(queryTerms: string[], related: ReadonlyMap<string, ReadonlySet<string>>): (chunkText: string) => number {
-  const wanted = [...new Set([...queryTerms, ...[...related.values()].flatMap((set) => [...set])])];
+  const find = termFinder([...new Set([...queryTerms, ...[...related.values()].flatMap((set) => [...set])])]);
   const relatedOf = queryTerms.map((t) => [...(related.get(t) ?? [])]);
   const weights = queryTerms.map(termWeight);
   return (chunkText) => {
-    const have = containsTerms(chunkText, wanted);
+    const have = find(chunkText);
     let found = 0;
     let total = 0;
     let specific = 0;

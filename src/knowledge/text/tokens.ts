@@ -28,23 +28,31 @@ export function words(text: string): string[] {
 }
 
 /**
- * Which of `terms` (stemmed, as from {@link contentTerms}) occur in `text`: the
- * same as intersecting with `contentTerms(text)`, without stemming every word.
+ * The finder of which of `terms` (stemmed, as from {@link contentTerms}) occur
+ * in a text: the same as intersecting with `contentTerms(text)`, without
+ * stemming every word. Made once per query, used on each chunk.
  *
  * @example
- * containsTerms("Creating API keys", ["key", "refund"]); // Set {"key"}
+ * termFinder(["key", "refund"])("Creating API keys"); // Set {"key"}
  */
-export function containsTerms(text: string, terms: readonly string[]): Set<string> {
+export function termFinder(terms: readonly string[]): (text: string) => Set<string> {
   const wanted = new Set(terms);
   // A stem keeps at least its word's first two letters, so only words starting like a wanted term need stemming.
-  const starts = new Set(terms.map((t) => t.slice(0, 2)));
-  const found = new Set<string>();
-  for (const w of words(text)) {
-    if (w.length < 2 || !starts.has(w.slice(0, 2)) || STOP_WORDS.has(w)) continue;
-    const t = stem(w);
-    if (wanted.has(t)) found.add(t);
-  }
-  return found;
+  const starts = new Set(terms.filter((t) => t.length >= 2).map(firstTwo));
+  return (text) => {
+    const found = new Set<string>();
+    for (const w of words(text)) {
+      if (w.length < 2 || !starts.has(firstTwo(w)) || STOP_WORDS.has(w)) continue;
+      const t = stem(w);
+      if (wanted.has(t)) found.add(t);
+    }
+    return found;
+  };
+}
+
+/** A word's first two UTF-16 units as one number: no string made per word. */
+function firstTwo(word: string): number {
+  return word.charCodeAt(0) * 65536 + word.charCodeAt(1);
 }
 
 /**
