@@ -72,7 +72,7 @@ export function createConsoleSessions(store: ConsoleSessionStore, { users, keys 
 
     /** Exchanges an API key for a session of the key's owner; the key's own 401s otherwise. */
     async signInWithKey(apiKey: string): Promise<ConsoleSignIn> {
-      const principal = await keys.verify(apiKey);
+      const principal = await keys.verifyStored(apiKey);
       return start({ user_id: principal.userId, organization_id: principal.organizationId, email: principal.email });
     },
 

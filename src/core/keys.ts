@@ -110,6 +110,8 @@ interface VerifiedKey {
   principal: Principal;
   /** Epoch ms; Infinity for a key that never expires. */
   expiresAtMs: number;
+  /** The `keys` change counter the key was read at, where the engine gives one (PostgreSQL). */
+  revision: number | undefined;
 }
 
 /** Most keys remembered as verified; past it the cache starts over (a few per user are normal). */
@@ -120,7 +122,9 @@ const MAX_VERIFIED = 10_000;
  * needs neither a SHA-256 nor a query. Changes made through this service
  * clear it explicitly; changes made elsewhere (the CLI in another process,
  * another instance) move the storage's `keys` change version, which is read
- * on every lookup, so they take effect within a second. Only active keys are
+ * on every lookup. On SQLite that version is exact on every call; on
+ * PostgreSQL it is polled, so a request there is also confirmed against the
+ * counter read during the request (`keys.confirm`). Only active keys are
  * remembered; expiry is checked on every use.
  */
 function createPrincipalCache(changes: ChangeFeed) {
@@ -135,6 +139,13 @@ function createPrincipalCache(changes: ChangeFeed) {
         return undefined;
       }
       return entries.get(key);
+    },
+    /** The entry as remembered, whatever the polled version says (the caller has a fresher counter). */
+    peek(key: string): VerifiedKey | undefined {
+      return entries.get(key);
+    },
+    forget(key: string): void {
+      entries.delete(key);
     },
     set(key: string, entry: VerifiedKey): void {
       if (entries.size >= MAX_VERIFIED) entries.clear();
@@ -200,6 +211,7 @@ export function createKeys(store: KeyStore, changes: ChangeFeed, { flushInterval
     const entry: VerifiedKey = {
       principal: { keyId: row.id, keyPrefix: row.prefix, userId: row.user_id, organizationId: row.organization_id, email: row.email },
       expiresAtMs: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
+      revision: row.revision,
     };
     verified.set(key, entry);
     return unexpired(entry);
@@ -217,6 +229,30 @@ export function createKeys(store: KeyStore, changes: ChangeFeed, { flushInterval
       const key = presented.trim();
       const entry = verified.get(key);
       return entry ? unexpired(entry) : lookUp(key);
+    },
+
+    /**
+     * Re-checks a key against the `keys` change counter read while answering
+     * this request (engines whose change feed lags: PostgreSQL). When the key
+     * was read at that counter, nothing about it changed since and its
+     * principal is answered at once; otherwise it is read again, with the same
+     * 401s as `verify`. So a key disabled, regenerated or deleted anywhere is
+     * refused by the first request whose counter read started after the change committed.
+     */
+    confirm(presented: string | undefined | null, keysRevision: number): Principal | Promise<Principal> {
+      if (presented === undefined || presented === null || presented.trim() === "") throw ChatsvcError.unauthorized("API key is required");
+      const key = presented.trim();
+      const entry = verified.peek(key);
+      if (entry && entry.revision === keysRevision) return unexpired(entry);
+      // Until the poll clears the rest, other remembered keys are confirmed the same way on their next use.
+      verified.forget(key);
+      return lookUp(key);
+    },
+
+    /** Verifies a key from the database, never from memory: for rare checks that must see every change at once (console sign-in). */
+    verifyStored(presented: string): Promise<Principal> {
+      if (presented.trim() === "") return Promise.reject(ChatsvcError.unauthorized("API key is required"));
+      return lookUp(presented.trim());
     },
 
     /** Records a successful use; written in batches off the request path. */

@@ -55,7 +55,10 @@ export function createApiApp(service: ChatService, { onUnexpectedError = reportU
   // makes h3 rewrite and restore the URL's path around every request (~1.5 % of a cheap one).
   // The catch-all below takes every other path, so every request still passes through it.
   const middleware = [guards.pipeline];
-  registerRoutes(api, service, apiRoutes, guards.authenticate(createAuthenticator(service)), { middleware });
+  registerRoutes(api, service, apiRoutes, guards.authenticate(createAuthenticator(service)), {
+    middleware,
+    authenticatedMiddleware: [guards.authenticatedPipeline],
+  });
   api.all("/**", (event: H3Event) => {
     // The catch-all sees the full path when mounted; its wildcard is the part under the API root.
     const allowed = allowedMethods(apiRoutes, `/${getRouterParams(event)._ ?? ""}`);

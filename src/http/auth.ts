@@ -3,7 +3,16 @@ import { KEY_PREFIX, VISIBLE_PREFIX_LENGTH, type Principal } from "../core/keys.
 import type { ChatService } from "../service.js";
 
 /** Authenticates a request: its principal, at once when that is known without waiting (see `keys.verify`). */
-export type Authenticator = (event: H3Event) => Principal | Promise<Principal>;
+export interface Authenticator {
+  (event: H3Event): Principal | Promise<Principal>;
+  /**
+   * Re-checks the principal given for `event` against the `keys` change
+   * counter read while answering it (see `keys.confirm`), where remembered
+   * keys may lag behind other instances (PostgreSQL). Absent for
+   * authenticators that remember no keys.
+   */
+  confirm?(event: H3Event, keysRevision: number): Principal | Promise<Principal>;
+}
 
 /**
  * Reads the API key (`Authorization: Bearer` wins over `X-API-Key`), verifies
@@ -15,10 +24,15 @@ export function createAuthenticator(service: ChatService): Authenticator {
     (event.context as { principal?: Principal }).principal = principal;
     return principal;
   };
-  return (event) => {
+  const authenticate: Authenticator = (event) => {
     const verified = service.keys.verify(presentedKey(event));
     return verified instanceof Promise ? verified.then((principal) => admitted(event, principal)) : admitted(event, verified);
   };
+  authenticate.confirm = (event, keysRevision) => {
+    const confirmed = service.keys.confirm(presentedKey(event), keysRevision);
+    return confirmed instanceof Promise ? confirmed.then((principal) => admitted(event, principal)) : admitted(event, confirmed);
+  };
+  return authenticate;
 }
 
 /** The API key a request presents, unverified: `Authorization: Bearer` wins over `X-API-Key`. */

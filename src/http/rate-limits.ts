@@ -2,7 +2,7 @@ import type { H3Event } from "h3";
 import type { RateLimitOptions } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { Principal } from "../core/keys.js";
-import type { RateLimitStore } from "../core/storage/index.js";
+import type { RateLimitStore, RequestTake } from "../core/storage/index.js";
 import { createBucketLimiter, type BucketLimiter, type RateDecision } from "../net/token-buckets.js";
 import { setAnswerHeader } from "./answer-headers.js";
 import { presentedKeyPrefix, type Authenticator } from "./auth.js";
@@ -11,6 +11,12 @@ import { presentedKeyPrefix, type Authenticator } from "./auth.js";
 export interface ApiRateLimits {
   /** Middleware taking one request from the client IP's bucket (429 when spent); a promise when the buckets are shared. */
   perIp(event: H3Event): void | Promise<void>;
+  /**
+   * `perIp` for a route that `guard` authenticates: the same with in-process
+   * buckets; nothing with shared ones, where the guard takes the IP's bucket
+   * with the key's in one round trip, once it knows the key.
+   */
+  perIpBeforeGuard(event: H3Event): void | Promise<void>;
   /**
    * Wraps the authenticator: a key that verifies is never refused for failures
    * (an IP shared behind a proxy or NAT must not let one client lock out the
@@ -66,16 +72,80 @@ export function createApiRateLimits(
     if (refused) refuse(failedAuth, refused.retryAfterSeconds, "Too many failed authentication attempts", refused);
   };
 
+  const perIp = (event: H3Event): void | Promise<void> => {
+    if (!ip) return;
+    const decision = ip.limiter.take(clientOf(event));
+    // In-process buckets decide at once: no promise on the hot path of a single instance.
+    if (!(decision instanceof Promise)) return admit(event, ip, decision, "Too many requests");
+    return decision.then((d) => admit(event, ip, d, "Too many requests"));
+  };
+
+  /**
+   * The guard when buckets live in the database: the key is verified first (at
+   * once when remembered), then ONE statement takes the IP's and the key's
+   * buckets and reads the `keys` change counter, and the key is confirmed
+   * against it (`keys.confirm`): a key revoked through any instance or the CLI
+   * is refused by the first request that reaches any instance after the
+   * revocation committed, at the cost of a lookup only after a change. With
+   * both limits off the statement only reads the counter: a round trip per
+   * request is the price of exact revocation without rate limits.
+   */
+  const sharedGuard = (store: RateLimitStore, authenticate: Authenticator): Authenticator => {
+    // A 401 before any take: the IP's bucket, which `perIpBeforeGuard` left to the guard, first (its 429 wins, as elsewhere), then the failure buckets.
+    const refusedBeforeTake = async (event: H3Event, error: unknown): Promise<never> => {
+      if (ChatsvcError.isError(error) && error.status === 401) {
+        if (ip) admit(event, ip, await ip.limiter.take(clientOf(event)), "Too many requests");
+        await spendFailure(event);
+      }
+      throw error;
+    };
+    const takeAndConfirm = async (event: H3Event, principal: Principal): Promise<Principal> => {
+      const limits = [...(ip ? [{ limit: ip, of: clientOf(event) }] : []), ...(key ? [{ limit: key, of: `key:${principal.keyId}` }] : [])];
+      if (limits.length === 0 && !authenticate.confirm) return principal;
+      let taken: RequestTake;
+      try {
+        taken = await store.takeForRequest(limits.map(({ limit, of }) => limit.limiter.sharedBucket(of)!));
+      } catch {
+        // The database failed a moment: this process's buckets decide, and with no counter to trust the key is read again.
+        taken = { decisions: limits.map(({ limit, of }) => limit.limiter.takeLocally(of)), keysRevision: Number.NaN };
+      }
+      // The IP's refusal first, the key's after confirming it: a revoked key is told so, not to slow down.
+      if (ip) admit(event, ip, taken.decisions[0]!, "Too many requests");
+      let confirmed = principal;
+      if (authenticate.confirm) {
+        try {
+          confirmed = await authenticate.confirm(event, taken.keysRevision);
+        } catch (error) {
+          return refusedAfterTake(event, error);
+        }
+      }
+      if (key) admit(event, key, taken.decisions[limits.length - 1]!, "Too many requests");
+      return confirmed;
+    };
+    // A 401 after the IP's bucket was taken: only the failure buckets are left to spend.
+    const refusedAfterTake = async (event: H3Event, error: unknown): Promise<never> => {
+      if (ChatsvcError.isError(error) && error.status === 401) await spendFailure(event);
+      throw error;
+    };
+    return (event) => {
+      let principal: Principal | Promise<Principal>;
+      try {
+        principal = authenticate(event);
+      } catch (error) {
+        return refusedBeforeTake(event, error);
+      }
+      return principal instanceof Promise
+        ? principal.then((p) => takeAndConfirm(event, p), (error) => refusedBeforeTake(event, error))
+        : takeAndConfirm(event, principal);
+    };
+  };
+
   return {
-    perIp(event) {
-      if (!ip) return;
-      const decision = ip.limiter.take(clientOf(event));
-      // In-process buckets decide at once: no promise on the hot path of a single instance.
-      if (!(decision instanceof Promise)) return admit(event, ip, decision, "Too many requests");
-      return decision.then((d) => admit(event, ip, d, "Too many requests"));
-    },
+    perIp,
+    perIpBeforeGuard: shared ? () => {} : perIp,
 
     guard(authenticate) {
+      if (shared) return sharedGuard(shared, authenticate);
       const refused = async (event: H3Event, error: unknown): Promise<never> => {
         if (ChatsvcError.isError(error) && error.status === 401) await spendFailure(event);
         throw error;

@@ -22,6 +22,8 @@ export interface RequestGuards {
    * request (unless an outer pipeline does that), and the per-IP rate limit.
    */
   pipeline: (event: H3Event, next: () => unknown) => unknown;
+  /** `pipeline` for routes that `authenticate` guards: with shared buckets the guard takes the IP's with the key's. */
+  authenticatedPipeline: (event: H3Event, next: () => unknown) => unknown;
   /** Wraps an authenticator with the failed-authentication and per-key limits. */
   authenticate(authenticate: Authenticator): Authenticator;
 }
@@ -42,6 +44,7 @@ export function createRequestGuards(service: ChatService, { logSink, onUnexpecte
   return {
     logger,
     pipeline: createRequestPipeline({ logger, ip, onUnexpectedError, admit: (event) => limits.perIp(event) }),
+    authenticatedPipeline: createRequestPipeline({ logger, ip, onUnexpectedError, admit: (event) => limits.perIpBeforeGuard(event) }),
     authenticate: (authenticate) => limits.guard(authenticate),
   };
 }

@@ -101,7 +101,7 @@ export function registerRoutes(
   service: ChatService,
   routes: RouteDefinition[],
   authenticate: Authenticator,
-  { middleware }: { middleware?: Middleware[] } = {},
+  { middleware, authenticatedMiddleware = middleware }: { middleware?: Middleware[]; authenticatedMiddleware?: Middleware[] } = {},
 ): void {
   for (const route of routes) {
     const run = (event: H3Event, principal: Principal) => {
@@ -122,7 +122,8 @@ export function registerRoutes(
       const principal = authenticate(event);
       return principal instanceof Promise ? principal.then((p) => run(event, p)) : run(event, principal);
     };
-    app.on(route.method, route.path, handler, middleware && { middleware });
+    const routeMiddleware = route.auth === false ? middleware : authenticatedMiddleware;
+    app.on(route.method, route.path, handler, routeMiddleware && { middleware: routeMiddleware });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { RateLimitStore } from "../core/storage/rate-limits.js";
+import type { BucketTake, RateLimitStore } from "../core/storage/rate-limits.js";
 /** What {@link RateLimiter.take} decided. */
 export interface RateDecision {
   /** True when the request may go ahead. */
@@ -91,6 +91,10 @@ export function createRateLimiter({ capacity, refillPerSecond, maxKeys = 10_000,
 /** Takes from a bucket kept in this process (a decision now) or in a shared store (a decision to wait for). */
 export interface BucketLimiter {
   take(key: string, cost?: number): RateDecision | Promise<RateDecision>;
+  /** `key`'s bucket as the shared store names it, to take it with others in one round trip; undefined without a shared store. */
+  sharedBucket(key: string): BucketTake | undefined;
+  /** Takes from this process's bucket for `key`: what decides when the shared store fails. */
+  takeLocally(key: string, cost?: number): RateDecision;
 }
 
 /**
@@ -106,9 +110,12 @@ export interface BucketLimiter {
  */
 export function createBucketLimiter(name: string, options: RateLimiterOptions, shared?: RateLimitStore): BucketLimiter {
   const local = createRateLimiter(options);
-  if (!shared) return local;
+  const takeLocally = (key: string, cost?: number) => local.take(key, cost);
+  if (!shared) return { take: takeLocally, takeLocally, sharedBucket: () => undefined };
   const bucket = { capacity: options.capacity, refillPerSecond: options.refillPerSecond };
   return {
     take: (key, cost = 1) => shared.take(`${name}:${key}`, bucket, cost).catch(() => local.take(key, cost)),
+    sharedBucket: (key) => ({ key: `${name}:${key}`, bucket }),
+    takeLocally,
   };
 }

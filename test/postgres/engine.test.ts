@@ -198,6 +198,34 @@ describe("PostgreSQL shared by several instances", () => {
     expect(await b!.rateLimits.take("ip:192.0.2.2", bucket)).toMatchObject({ ok: true, remaining: 2 });
   });
 
+  it("takes a request's two buckets and reads the keys counter in one statement, as a key lookup reads it", async () => {
+    const [a, b] = await instances(2);
+    const { org } = await tenant(a!);
+    const ip = { key: "api-ip:192.0.2.9", bucket: { capacity: 2, refillPerSecond: 2 / 60 } };
+    const key = (id: string) => ({ key: `api-key:${id}`, bucket: { capacity: 5, refillPerSecond: 5 / 60 } });
+
+    const counterOnly = await b!.rateLimits.takeForRequest([]);
+    expect(counterOnly.decisions).toEqual([]);
+    const first = await b!.rateLimits.takeForRequest([ip, key("1")]);
+    expect(first.decisions).toMatchObject([{ ok: true, remaining: 1 }, { ok: true, remaining: 4 }]);
+    expect(first.keysRevision).toBe(counterOnly.keysRevision);
+    await b!.rateLimits.takeForRequest([ip, key("1")]);
+    // The IP's bucket is spent: the key's is left alone, as two takes in a row would leave it.
+    const refused = await a!.rateLimits.takeForRequest([ip, key("1")]);
+    expect(refused.decisions).toMatchObject([{ ok: false, remaining: 0 }, undefined]);
+    expect((await a!.rateLimits.takeForRequest([key("1")])).decisions).toMatchObject([{ ok: true, remaining: 2 }]);
+
+    // A key change on A moves the counter B reads with its next take, and the lookup reads the same counter.
+    const user = await a!.users.create({ organization_id: org.id, email: "r@acme.test", name: null, created_at: now() });
+    const created = await a!.keys.create({ owner: { id: typeof user === "string" ? 0 : user.id }, name: "k", prefix: "sk_live_y", key_hash: "hash-r", expires_at: null, attribution_ip: null, now: now() }, { max: 5, now: now() });
+    const afterCreate = await b!.rateLimits.takeForRequest([]);
+    expect((await b!.keys.findByHash("hash-r"))!.revision).toBe(afterCreate.keysRevision);
+    await a!.keys.disable(typeof created === "string" ? 0 : created.id);
+    const afterDisable = await b!.rateLimits.takeForRequest([key("2")]);
+    expect(afterDisable.keysRevision).toBeGreaterThan(afterCreate.keysRevision);
+    expect((await b!.keys.findByHash("hash-r"))!).toMatchObject({ status: "disabled", revision: afterDisable.keysRevision });
+  });
+
   it("counts widget budgets and claims idempotency keys once across instances", async () => {
     const [a, b, c] = await instances(3);
     const { org, bot } = await tenant(a!);

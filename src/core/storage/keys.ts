@@ -22,6 +22,11 @@ export interface KeyAuthRecord {
   user_id: number;
   email: string;
   organization_id: number;
+  /**
+   * The `keys` change counter read in the same snapshot as the row, on engines
+   * whose change feed lags (PostgreSQL): the key is as found here until it moves.
+   */
+  revision?: number;
 }
 
 export interface NewKey {

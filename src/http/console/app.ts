@@ -28,9 +28,13 @@ const proxiedApiRoutes = (): RouteDefinition[] => apiRoutes.filter((r) => r.auth
 export function createConsoleApp(service: ChatService, { onUnexpectedError = reportUnexpected, logSink }: ConsoleAppOptions = {}): H3 {
   const app = new H3();
   const guards = createRequestGuards(service, { logSink, onUnexpectedError });
-  const middleware = [guards.pipeline, createCsrfGuard(service)];
+  const csrf = createCsrfGuard(service);
+  const middleware = [guards.pipeline, csrf];
   const routes = [...consoleRoutes, ...proxiedApiRoutes()];
-  registerRoutes(app, service, routes, guards.authenticate(createSessionAuthenticator(service)), { middleware });
+  registerRoutes(app, service, routes, guards.authenticate(createSessionAuthenticator(service)), {
+    middleware,
+    authenticatedMiddleware: [guards.authenticatedPipeline, csrf],
+  });
   app.get("/console.js", (event) => serveAsset(event, "console.js"), { middleware });
   app.get("/console.css", (event) => serveAsset(event, "console.css"), { middleware });
   app.all("/api/**", (event: H3Event) => {

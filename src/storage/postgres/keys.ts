@@ -5,9 +5,12 @@ import { all, one, run, statement, transaction, type Queryable } from "./client.
 const RECORD = `k.id, k.user_id, u.email, k.name, k.prefix, k.status, k.expires_at, k.last_used_at,
   k.attribution_accepted_at, k.attribution_ip, k.created_at`;
 
+// The counter in the same statement, so in the same snapshot as the row: a change committed
+// after it moves the counter past the one the key is remembered at (see `keys.confirm`).
 const byHash = statement(
   "keys_by_hash",
-  `SELECT k.id, k.prefix, k.status, k.expires_at, u.id AS user_id, u.email, u.organization_id
+  `SELECT k.id, k.prefix, k.status, k.expires_at, u.id AS user_id, u.email, u.organization_id,
+          coalesce((SELECT revision FROM revisions WHERE scope = 'keys'), 0)::float8 AS revision
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
 );
 const byId = statement("keys_by_id", `SELECT ${RECORD} FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1`);
