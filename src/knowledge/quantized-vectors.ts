@@ -74,10 +74,18 @@ export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } =
       const pairs = writeTerms(words, termBase, query);
       const heap = createTopHeap(Math.min(count, size));
       const out = outBase >> 2;
+      const sums = words;
+      // Most rows score below the heap's floor once it is full: they cost a compare, not a call.
+      let floor = heap.floor();
       blocks.forEach(({ base, ids, scales }, b) => {
         const n = Math.min(BLOCK, size - b * BLOCK);
         scan(base, align16(n), termBase, pairs, outBase);
-        for (let i = 0; i < n; i++) heap.offer(words[out + i]! * scales[i]!, ids[i]!);
+        for (let i = 0; i < n; i++) {
+          const score = sums[out + i]! * scales[i]!;
+          if (score <= floor) continue;
+          heap.offer(score, ids[i]!);
+          floor = heap.floor();
+        }
       });
       return heap.sorted();
     },
@@ -161,6 +169,10 @@ function createTopHeap(capacity: number) {
         ids[0] = id;
         siftDown(0);
       }
+    },
+    /** The score an offer must beat to be kept. */
+    floor(): number {
+      return capacity === 0 ? Infinity : length < capacity ? -Infinity : scores[0]!;
     },
     sorted(): number[] {
       const order = Array.from({ length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
