@@ -5,6 +5,7 @@ import { testEngine } from "../support/database.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 import { DOCS, ingestDocs, openConversation } from "../chat/helpers.js";
+import { moveTo, rate, send } from "./helpers.js";
 
 /*
  * GET /analytics reads whole UTC days from counters that triggers keep in the
@@ -69,21 +70,7 @@ const expectReportMatchesRows = async () => {
   expect(await reported("&chatbot=shop")).toEqual(await countedFromRows("shop"));
 };
 
-async function send(slug: string, conversation: number, message: string) {
-  const res = await h.call(`/chatbots/${slug}/conversations/${conversation}/messages`, { json: { message } });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as { message_id: number; cannot_answer: boolean };
-}
-const rate = async (slug: string, conversation: number, message_id: number, rating: "good" | "bad") =>
-  expect((await h.call(`/chatbots/${slug}/conversations/${conversation}/messages/rate`, { json: { message_id, rating } })).status).toBe(200);
 
-/** Moves a conversation and what belongs to it to `at` (rewriting stored times, as only "now" is ever written). */
-async function moveTo(conversation: number, at: string) {
-  const sql = sqlOf(h.service);
-  await sql.run("UPDATE conversations SET started_at = ?, last_message_at = ?, handed_off_at = CASE WHEN handed_off_at IS NULL THEN NULL ELSE ? END WHERE id = ?", at, at, at, conversation);
-  await sql.run("UPDATE messages SET created_at = ? WHERE conversation_id = ?", at, conversation);
-  await sql.run("UPDATE leads SET created_at = ? WHERE conversation_id = ?", at, conversation);
-}
 
 const ids: Record<string, number> = {};
 const replies: Record<string, number> = {};
@@ -97,8 +84,8 @@ beforeAll(async () => {
 
   const conversation = async (name: string, slug: string, at: string, visitor: object, questions: string[]) => {
     ids[name] = await openConversation(h, visitor, slug);
-    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(slug, ids[name]!, q)).message_id;
-    await moveTo(ids[name]!, at);
+    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(h, slug, ids[name]!, q)).message_id!;
+    await moveTo(h, ids[name]!, at);
   };
   // Times of day on purpose: some ranges below start or end inside these days.
   await conversation("a", "shop", "2025-04-02T08:15:00.000Z", { visitor_id: "v-a" }, ["How do I install Widgetron?", "Do you ship to Mars?"]);
@@ -106,7 +93,7 @@ beforeAll(async () => {
   await conversation("c", "sales", "2025-04-03T00:00:00.000Z", { visitor_id: "v-a" }, ["How do I install Widgetron?"]);
   await conversation("d", "shop", "2025-04-20T12:00:00.000Z", { visitor_id: "v-d" }, ["Does the installer create a config file?"]);
   expect((await h.call(`/chatbots/shop/conversations/${ids.d}/leads`, { json: { email: "d@example.com" } })).status).toBe(201);
-  await moveTo(ids.d!, "2025-04-20T12:00:00.000Z");
+  await moveTo(h, ids.d!, "2025-04-20T12:00:00.000Z");
 });
 
 afterAll(async () => {
@@ -122,16 +109,16 @@ describe("analytics counters", () => {
   });
 
   it("follow a rating from good to bad, and a reply replaced by regenerate", async () => {
-    await rate("shop", ids.a!, replies.a0!, "good");
+    await rate(h, "shop", ids.a!, replies.a0!, "good");
     await expectReportMatchesRows();
     expect((await reported())["2025-04-02"]).toMatchObject({ good_ratings: 1, bad_ratings: 0 });
-    await rate("shop", ids.a!, replies.a0!, "bad");
+    await rate(h, "shop", ids.a!, replies.a0!, "bad");
     expect((await reported())["2025-04-02"]).toMatchObject({ good_ratings: 0, bad_ratings: 1 });
-    await rate("shop", ids.a!, replies.a0!, "good");
+    await rate(h, "shop", ids.a!, replies.a0!, "good");
     await expectReportMatchesRows();
 
     // Regenerating the latest reply flags the old one (rated bad first) and stores a new one today.
-    await rate("shop", ids.d!, replies.d0!, "bad");
+    await rate(h, "shop", ids.d!, replies.d0!, "bad");
     const before = (await reported())["2025-04-20"]!;
     const regen = await h.call(`/chatbots/shop/conversations/${ids.d}/messages/${replies.d0}/regenerate`, { method: "POST" });
     expect(regen.status, regen.text).toBe(200);
@@ -146,7 +133,7 @@ describe("analytics counters", () => {
       expect((await h.call(`/conversations/${ids.b}/handoff`, { json: {} })).status).toBe(200);
       expect((await h.call(`/conversations/${ids.b}/release`, { method: "POST" })).status).toBe(200);
     }
-    await moveTo(ids.b!, "2025-04-02T23:59:59.999Z");
+    await moveTo(h, ids.b!, "2025-04-02T23:59:59.999Z");
     expect((await reported())["2025-04-02"]!.handoffs).toBe(1);
     await expectReportMatchesRows();
   });
@@ -195,8 +182,8 @@ describe("analytics counters", () => {
 
   it("go with a deleted chatbot", async () => {
     const id = await openConversation(h, {}, "sales");
-    await send("sales", id, "How do I install Widgetron?");
-    await moveTo(id, "2025-04-21T09:00:00.000Z");
+    await send(h, "sales", id, "How do I install Widgetron?");
+    await moveTo(h, id, "2025-04-21T09:00:00.000Z");
     expect((await reported())["2025-04-21"]).toMatchObject({ conversations: 1 });
     await h.service.chatbots.delete("sales");
     expect((await reported())["2025-04-21"]).toBeUndefined();

@@ -6,6 +6,7 @@ import { testEngine } from "../support/database.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 import { DOCS, ingestDocs, openConversation } from "../chat/helpers.js";
+import { moveTo, rate, send } from "./helpers.js";
 
 /*
  * GET /analytics/unanswered groups the rows of unanswered_questions, which triggers keep in the
@@ -125,20 +126,7 @@ async function expectMatchesRows({ keyedByReport = false } = {}) {
   expect(await tableRows()).toEqual(rows);
 }
 
-async function send(slug: string, conversation: number, message: string) {
-  const res = await h.call(`/chatbots/${slug}/conversations/${conversation}/messages`, { json: { message } });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as { message_id: number | null; cannot_answer: boolean };
-}
-const rate = async (slug: string, conversation: number, message_id: number, rating: "good" | "bad") =>
-  expect((await h.call(`/chatbots/${slug}/conversations/${conversation}/messages/rate`, { json: { message_id, rating } })).status).toBe(200);
 
-/** Moves a conversation and its messages to `at` (as only "now" is ever written); the same instant for several on purpose. */
-async function moveTo(conversation: number, at: string) {
-  const sql = sqlOf(h.service);
-  await sql.run("UPDATE conversations SET started_at = ?, last_message_at = ?, handed_off_at = CASE WHEN handed_off_at IS NULL THEN NULL ELSE ? END WHERE id = ?", at, at, at, conversation);
-  await sql.run("UPDATE messages SET created_at = ? WHERE conversation_id = ?", at, conversation);
-}
 
 const ids: Record<string, number> = {};
 const replies: Record<string, number> = {};
@@ -152,8 +140,8 @@ beforeAll(async () => {
 
   const conversation = async (name: string, slug: string, at: string, visitor: object, questions: string[]) => {
     ids[name] = await openConversation(h, visitor, slug);
-    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(slug, ids[name]!, q)).message_id!;
-    await moveTo(ids[name]!, at);
+    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(h, slug, ids[name]!, q)).message_id!;
+    await moveTo(h, ids[name]!, at);
   };
   // Near-duplicates, answered questions, a question of stop words only, and ties on time across conversations.
   await conversation("a", "shop", "2025-04-02T08:15:00.000Z", { visitor_id: "v-a" }, ["Do you ship to Mars?", "How do I install Widgetron?"]);
@@ -164,8 +152,8 @@ beforeAll(async () => {
   // A visitor message with spaces around it (the account-level route stores it as given), then a fallback.
   ids.f = await openConversation(h, { visitor_id: "v-f" }, "shop");
   expect((await h.call(`/conversations/${ids.f}/messages`, { json: { message: "  Do you ship to Mars?\n", role: "user" } })).status).toBe(201);
-  replies.f0 = (await send("shop", ids.f, "Do you ship to Mars?")).message_id!;
-  await moveTo(ids.f, "2025-04-11T09:00:00.000Z");
+  replies.f0 = (await send(h, "shop", ids.f, "Do you ship to Mars?")).message_id!;
+  await moveTo(h, ids.f, "2025-04-11T09:00:00.000Z");
 });
 
 afterAll(async () => {
@@ -183,25 +171,25 @@ describe("unanswered questions", () => {
   it("follow a rating from good to bad to cleared, on an answered reply and on a fallback", async () => {
     const answered = replies.a1!;
     expect((await rowsFromMessages()).some((r) => r.reply_id === answered)).toBe(false);
-    await rate("shop", ids.a!, answered, "good");
+    await rate(h, "shop", ids.a!, answered, "good");
     await expectMatchesRows();
-    await rate("shop", ids.a!, answered, "bad");
+    await rate(h, "shop", ids.a!, answered, "bad");
     expect((await tableRows()).find((r) => r.reply_id === answered)).toMatchObject({ bad_rating: 1, cannot_answer: 0, question: "How do I install Widgetron?" });
     await expectMatchesRows();
-    await rate("shop", ids.a!, answered, "good");
+    await rate(h, "shop", ids.a!, answered, "good");
     await expectMatchesRows();
-    await rate("shop", ids.a!, answered, "bad");
+    await rate(h, "shop", ids.a!, answered, "bad");
     // The API never clears a rating; SQL does, and the triggers follow.
     await sqlOf(h.service).run("UPDATE messages SET rating = NULL WHERE id = ?", answered);
     expect((await tableRows()).some((r) => r.reply_id === answered)).toBe(false);
     await expectMatchesRows();
 
     // A fallback rated bad counts once, in both columns; rated good it stays a fallback.
-    await rate("shop", ids.d!, replies.d0!, "bad");
+    await rate(h, "shop", ids.d!, replies.d0!, "bad");
     expect((await tableRows()).find((r) => r.reply_id === replies.d0)).toMatchObject({ bad_rating: 1, cannot_answer: 1 });
     await expectMatchesRows();
-    await rate("shop", ids.d!, replies.d1!, "bad");
-    await rate("shop", ids.d!, replies.d0!, "good");
+    await rate(h, "shop", ids.d!, replies.d1!, "bad");
+    await rate(h, "shop", ids.d!, replies.d0!, "good");
     await expectMatchesRows();
   });
 
@@ -209,20 +197,20 @@ describe("unanswered questions", () => {
     const regen = await h.call(`/chatbots/shop/conversations/${ids.e}/messages/${replies.e1}/regenerate`, { method: "POST" });
     expect(regen.status, regen.text).toBe(200);
     expect((await tableRows()).some((r) => r.reply_id === replies.e1)).toBe(false);
-    await moveTo(ids.e!, "2025-04-10T12:00:00.000Z");
+    await moveTo(h, ids.e!, "2025-04-10T12:00:00.000Z");
     await expectMatchesRows();
   });
 
   it("take the visitor's message during a handoff as the question of an operator reply rated bad", async () => {
     expect((await h.call(`/conversations/${ids.b}/handoff`, { json: {} })).status).toBe(200);
     // While a person handles it, the visitor's message is stored without a bot reply.
-    expect((await send("shop", ids.b!, "Is anyone there about the seashells?")).message_id ?? null).toBeNull();
+    expect((await send(h, "shop", ids.b!, "Is anyone there about the seashells?")).message_id ?? null).toBeNull();
     const operator = await h.call(`/conversations/${ids.b}/messages`, { json: { message: "Yes, we take them on Tuesdays.", role: "assistant" } });
     expect(operator.status, operator.text).toBe(201);
     expect((await h.call(`/conversations/${ids.b}/release`, { method: "POST" })).status).toBe(200);
-    await rate("shop", ids.b!, operator.body.data.id, "bad");
+    await rate(h, "shop", ids.b!, operator.body.data.id, "bad");
     expect((await tableRows()).find((r) => r.reply_id === operator.body.data.id)).toMatchObject({ question: "Is anyone there about the seashells?", cannot_answer: 0 });
-    await moveTo(ids.b!, "2025-04-03T10:00:00.000Z");
+    await moveTo(h, ids.b!, "2025-04-03T10:00:00.000Z");
     await expectMatchesRows();
   });
 
@@ -260,8 +248,8 @@ describe("unanswered questions", () => {
 
   it("go with a deleted chatbot", async () => {
     const id = await openConversation(h, {}, "sales");
-    await send("sales", id, "Do you ship to Mars?");
-    await moveTo(id, "2025-04-12T09:00:00.000Z");
+    await send(h, "sales", id, "Do you ship to Mars?");
+    await moveTo(h, id, "2025-04-12T09:00:00.000Z");
     await expectMatchesRows();
     expect((await tableRows()).some((r) => r.conversation_id === id)).toBe(true);
     await h.service.chatbots.delete("sales");
