@@ -1,3 +1,5 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_DIR } from "../lib/paths.mjs";
 import { createDatabase, dropDatabase } from "../lib/pg.mjs";
@@ -7,6 +9,38 @@ import { row, unavailable } from "../lib/table.mjs";
 const TARGET_P50 = { 10_000: 5, 100_000: 25 };
 // Issue 14: PostgreSQL retrieval p50 at most 25 ms at 100k chunks.
 const TARGET_P50_POSTGRES = { 100_000: 25 };
+// Issue 19: a process holding a 100k-chunk chatbot in at most 250 MB of RSS, on either engine.
+const TARGET_RSS_MB = { 100_000: 250 };
+
+/** The service's retrieval in its own process on a copy of the SQLite knowledge base (the bench's copy stays as built). */
+async function sqliteService(ctx, kb, queries) {
+  const dir = mkdtempSync(join(tmpdir(), "chatsvc-bench-rss-"));
+  try {
+    const db = join(dir, "kb.db");
+    copyFileSync(kb.db, db);
+    for (const suffix of ["-wal", "-shm"]) if (existsSync(kb.db + suffix)) copyFileSync(kb.db + suffix, db + suffix);
+    return await runJsonWorker(join(BENCH_DIR, "workers", "retrieval-service.mjs"), [JSON.stringify({ db, slug: kb.slug, seed: ctx.seed, documents: kb.documents, queries })], { nodeArgs: ctx.nodeArgs });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A row for the RSS of a process holding a chatbot of `label` after its searches, or none without a target at that size. */
+function rssRow(engine, label, size, r) {
+  const target = TARGET_RSS_MB[size];
+  if (!target) return [];
+  return [
+    row({
+      id: "2",
+      figure: `${engine === "postgres" ? "PostgreSQL: " : ""}RSS of a process holding a ${label.replace(" chunks", "-chunk")} chatbot, after ${r.queries} searches`,
+      value: r.rss.totalMb,
+      unit: "MB",
+      target: `<= ${target} MB`,
+      pass: r.rss.totalMb <= target,
+      note: `${r.rss.anonMb.toFixed(0)} MB anonymous + ${r.rss.fileMb.toFixed(0)} MB file-backed`,
+    }),
+  ];
+}
 
 /** The service's retrieval on a copy of the PostgreSQL knowledge base of `size` chunks. */
 async function postgresRetrieval(ctx, size, queries) {
@@ -58,6 +92,11 @@ export async function run(ctx) {
       row({ id: "2", figure: `baseline: exact float scan, Float32Array, ${label}`, value: r.scan.p50, unit: "ms" }),
       row({ id: "2", figure: `baseline: raw FTS5 MATCH (same terms), ${label}`, value: r.fts.p50, unit: "ms", note: `p99 ${r.fts.p99.toFixed(1)} ms, ${r.ftsTerms.toFixed(1)} terms/query` }),
     );
+    if (TARGET_RSS_MB[size]) {
+      const held = await sqliteService(ctx, kb, ctx.quick ? 150 : 300);
+      ctx.details[`retrieval_${size}_rss`] = held;
+      rows.push(...rssRow("sqlite", label, size, held));
+    }
     if (size > 100_000) continue;
     const figure = `PostgreSQL: retrieval p50, hybrid k=8, ${label}`;
     if (ctx.postgresUnavailable) {
@@ -81,6 +120,7 @@ export async function run(ctx) {
         pass: pgTarget ? p.service.p50 <= pgTarget : null,
         note: `p99 ${p.service.p99.toFixed(1)} ms; first search ${p.firstSearchMs} ms (loads the vector index)`,
       }),
+      ...rssRow("postgres", label, size, p),
     );
   }
   return rows;
