@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEngine } from "../support/database.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
-import { DOCS, ingestDocs, openConversation } from "../chat/helpers.js";
-import { moveTo, rate, send } from "./helpers.js";
+import { openConversation } from "../chat/helpers.js";
+import { moveTo, rate, send, shopAndSales } from "./helpers.js";
 
 /*
  * GET /analytics reads whole UTC days from counters that triggers keep in the
@@ -70,23 +70,15 @@ const expectReportMatchesRows = async () => {
   expect(await reported("&chatbot=shop")).toEqual(await countedFromRows("shop"));
 };
 
-
-
-const ids: Record<string, number> = {};
-const replies: Record<string, number> = {};
+let ids: Record<string, number>;
+let replies: Record<string, number>;
 
 beforeAll(async () => {
   h = await startHarness();
   org = h.tenant.organization.id;
-  for (const slug of ["shop", "sales"]) await h.service.chatbots.create({ organization_id: org, slug, name: slug });
-  await ingestDocs(h.service, "shop", DOCS);
-  await ingestDocs(h.service, "sales", DOCS);
-
-  const conversation = async (name: string, slug: string, at: string, visitor: object, questions: string[]) => {
-    ids[name] = await openConversation(h, visitor, slug);
-    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(h, slug, ids[name]!, q)).message_id!;
-    await moveTo(h, ids[name]!, at);
-  };
+  const seeded = await shopAndSales(h);
+  ({ ids, replies } = seeded);
+  const { conversation } = seeded;
   // Times of day on purpose: some ranges below start or end inside these days.
   await conversation("a", "shop", "2025-04-02T08:15:00.000Z", { visitor_id: "v-a" }, ["How do I install Widgetron?", "Do you ship to Mars?"]);
   await conversation("b", "shop", "2025-04-02T23:59:59.999Z", { visitor_id: "v-b" }, ["How much does the Pro plan cost?"]);

@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { questionKey } from "../../src/analytics/questions.js";
+import { questionKey, type QuestionGroup } from "../../src/analytics/questions.js";
 import { testEngine } from "../support/database.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
-import { DOCS, ingestDocs, openConversation } from "../chat/helpers.js";
-import { moveTo, rate, send } from "./helpers.js";
+import { openConversation } from "../chat/helpers.js";
+import { moveTo, rate, send, shopAndSales } from "./helpers.js";
 
 /*
  * GET /analytics/unanswered groups the rows of unanswered_questions, which triggers keep in the
@@ -54,22 +54,12 @@ async function rowsFromMessages(): Promise<Row[]> {
 const tableRows = () =>
   sqlOf(h.service).all<Row>("SELECT reply_id, chatbot_id, conversation_id, asked_at, cannot_answer, bad_rating, question, question_key FROM unanswered_questions ORDER BY reply_id");
 
-interface Group {
-  question: string;
-  count: number;
-  cannot_answer: number;
-  bad_ratings: number;
-  last_asked_at: string;
-  example_conversation_id: number;
-  wordings: string[];
-}
-
 /** The report as it was computed before unanswered_questions: rows newest first, grouped by key, most asked then most recent first. */
-function groupedAsBefore(rows: Row[], chatbotIds: number[], since: string, until: string): Group[] {
+function groupedAsBefore(rows: Row[], chatbotIds: number[], since: string, until: string): QuestionGroup[] {
   const scoped = rows
     .filter((r) => chatbotIds.includes(r.chatbot_id) && r.asked_at >= since && r.asked_at <= until)
     .sort((a, b) => (a.asked_at < b.asked_at ? 1 : a.asked_at > b.asked_at ? -1 : b.reply_id - a.reply_id));
-  const groups = new Map<string, Group>();
+  const groups = new Map<string, QuestionGroup>();
   for (const row of scoped) {
     const key = questionKey(row.question);
     let group = groups.get(key);
@@ -91,8 +81,8 @@ async function botIds(slug?: string): Promise<number[]> {
 }
 
 /** Every page of the report at `perPage`, checked for consistent meta, concatenated. */
-async function reported(query: string, perPage: number): Promise<Group[]> {
-  const all: Group[] = [];
+async function reported(query: string, perPage: number): Promise<QuestionGroup[]> {
+  const all: QuestionGroup[] = [];
   for (let page = 1; ; page++) {
     const res = await h.call(`/analytics/unanswered?${query}&per_page=${perPage}&page=${page}`);
     expect(res.status, res.text).toBe(200);
@@ -126,23 +116,15 @@ async function expectMatchesRows({ keyedByReport = false } = {}) {
   expect(await tableRows()).toEqual(rows);
 }
 
-
-
-const ids: Record<string, number> = {};
-const replies: Record<string, number> = {};
+let ids: Record<string, number>;
+let replies: Record<string, number>;
 
 beforeAll(async () => {
   h = await startHarness();
   org = h.tenant.organization.id;
-  for (const slug of ["shop", "sales"]) await h.service.chatbots.create({ organization_id: org, slug, name: slug });
-  await ingestDocs(h.service, "shop", DOCS);
-  await ingestDocs(h.service, "sales", DOCS);
-
-  const conversation = async (name: string, slug: string, at: string, visitor: object, questions: string[]) => {
-    ids[name] = await openConversation(h, visitor, slug);
-    for (const [i, q] of questions.entries()) replies[`${name}${i}`] = (await send(h, slug, ids[name]!, q)).message_id!;
-    await moveTo(h, ids[name]!, at);
-  };
+  const seeded = await shopAndSales(h);
+  ({ ids, replies } = seeded);
+  const { conversation } = seeded;
   // Near-duplicates, answered questions, a question of stop words only, and ties on time across conversations.
   await conversation("a", "shop", "2025-04-02T08:15:00.000Z", { visitor_id: "v-a" }, ["Do you ship to Mars?", "How do I install Widgetron?"]);
   await conversation("b", "shop", "2025-04-03T10:00:00.000Z", { visitor_id: "v-b" }, ["shipping to mars??", "Can I pay with seashells?"]);
