@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../src/index.js";
 import { createChatService } from "../../src/service.js";
-import { TEST_CLI_DIR } from "../support/build-cli.js";
-import { runCli, type CliResult } from "../support/cli.js";
+import { runCli, startServe, type CliResult, type ServeProcess } from "../support/cli.js";
 import { request, tempDir, type ApiResponse } from "../support/harness.js";
 import { databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
 import { eventually, startReceiver, type Received, type Receiver } from "../webhooks/support/receiver.js";
@@ -24,10 +22,7 @@ const { dir, cleanup } = tempDir();
 /** Rate limits would refuse the bursts below before credits do: they have tests of their own. */
 const env = { CHATSVC_RATE_LIMIT: "off", CHATSVC_LOG_LEVEL: "warn", CHATSVC_WEBHOOK_RETRY_DELAYS: "50,50,50" };
 
-interface Instance {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<number | null>;
+interface Instance extends ServeProcess {
   alive: boolean;
 }
 
@@ -50,18 +45,7 @@ async function cliJson(args: string[]): Promise<any> {
 }
 
 async function startInstance(): Promise<Instance> {
-  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), "--database-url", url, "serve", "--port", "0", "--allow-private-webhooks"], {
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  const listening = await eventually(() => out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)?.[1], 30_000, 50).catch(() => {
-    throw new Error(`chatsvc serve did not start:\n${out}`);
-  });
-  return { url: listening, child, exited, alive: true };
+  return { ...(await startServe(["--database-url", url], ["--allow-private-webhooks"], env)), alive: true };
 }
 
 /** The next live instance, round-robin. */

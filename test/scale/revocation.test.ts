@@ -1,12 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChatService } from "../../src/service.js";
-import { TEST_CLI_DIR } from "../support/build-cli.js";
-import { runCli } from "../support/cli.js";
+import { runCli, startServe, type ServeProcess } from "../support/cli.js";
 import { request, type ApiResponse } from "../support/harness.js";
 import { databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
-import { eventually } from "../webhooks/support/receiver.js";
 
 /*
  * Immediate revocation across instances: real `chatsvc serve` processes on one
@@ -21,11 +17,7 @@ const name = `scale_revocation_${process.pid}`;
 const url = databaseUrl(admin, name);
 const quiet = { CHATSVC_LOG_LEVEL: "warn" };
 
-interface Instance {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
+type Instance = ServeProcess;
 
 let a: Instance;
 let b: Instance;
@@ -33,20 +25,7 @@ let c: Instance;
 let ownerKey: string;
 let consoleCookie: string;
 
-async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), "--database-url", url, "serve", "--port", "0"], {
-    env: { PATH: process.env.PATH ?? "", ...quiet, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  const listening = await eventually(() => out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)?.[1], 30_000, 50).catch(() => {
-    throw new Error(`chatsvc serve did not start:\n${out}`);
-  });
-  return { url: listening, child, exited };
-}
+const startInstance = (env: Record<string, string>): Promise<Instance> => startServe(["--database-url", url], [], { ...quiet, ...env });
 
 const authTest = (instance: Instance, key: string): Promise<ApiResponse> => request(`${instance.url}/api/v1/auth/test`, { key });
 

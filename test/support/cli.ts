@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { eventually } from "../webhooks/support/receiver.js";
 import { TEST_CLI_DIR } from "./build-cli.js";
 
 export interface CliResult {
@@ -25,4 +26,31 @@ export function runCli(args: string[], { env = {}, cwd }: { env?: Record<string,
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) }));
   });
+}
+
+/** A running `chatsvc serve` process and where it listens. */
+export interface ServeProcess {
+  url: string;
+  child: ChildProcess;
+  /** Settles with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `chatsvc serve --port 0` (built from the current sources) with the global `args` before
+ * `serve` and `serveArgs` after it, and waits (up to 30 s) until it says where it listens.
+ */
+export async function startServe(args: string[], serveArgs: string[], env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [join(TEST_CLI_DIR, "cli.js"), ...args, "serve", "--port", "0", ...serveArgs], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const url = await eventually(() => out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)?.[1], 30_000, 50).catch(() => {
+    throw new Error(`chatsvc serve did not start:\n${out}`);
+  });
+  return { url, child, exited };
 }
