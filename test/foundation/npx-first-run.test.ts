@@ -89,6 +89,8 @@ function startNpx(args: string[]) {
   child.stderr!.on("data", onData);
   // "exit", not "close": the server holds npx's output pipes, so they close only when it is gone too.
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  // "close" comes once every holder of the pipes (the server included) is gone and all they wrote has been read.
+  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
   const listening = new Promise<string>((resolve, reject) => {
     const check = setInterval(() => {
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
@@ -102,6 +104,7 @@ function startNpx(args: string[]) {
     child,
     listening,
     exited,
+    closed,
     output: () => out,
     // The group outlives npx: a server left behind keeps it.
     kill: () => tryKill(-child.pid!),
@@ -117,6 +120,8 @@ async function expectStopsWithServer(run: ReturnType<typeof startNpx>, signal: N
   const until = performance.now() + 15_000;
   while (existsSync(`/proc/${server}`) && performance.now() < until) await new Promise((r) => setTimeout(r, 50));
   expect(existsSync(`/proc/${server}`), `server ${server} still running after npx exited:\n${run.output()}`).toBe(false);
+  // The server is gone, but its last lines may still be in the pipe: read to the end before looking for them.
+  await Promise.race([run.closed, new Promise((r) => setTimeout(r, 5_000))]);
   expect(run.output()).toContain("finishing in-flight requests");
 }
 
