@@ -39,15 +39,52 @@ export function termFinder(terms: readonly string[]): (text: string) => Set<stri
   const wanted = new Set(terms);
   // A stem keeps at least its word's first two letters, so only words starting like a wanted term need stemming.
   const starts = new Set(terms.filter((t) => t.length >= 2).map(firstTwo));
+  const add = (found: Set<string>, w: string) => {
+    if (STOP_WORDS.has(w)) return;
+    const t = stem(w);
+    if (wanted.has(t)) found.add(t);
+  };
   return (text) => {
+    const ascii = findAscii(text, starts, add);
+    if (ascii) return ascii;
     const found = new Set<string>();
-    for (const w of words(text)) {
-      if (w.length < 2 || !starts.has(firstTwo(w)) || STOP_WORDS.has(w)) continue;
-      const t = stem(w);
-      if (wanted.has(t)) found.add(t);
-    }
+    for (const w of words(text)) if (w.length >= 2 && starts.has(firstTwo(w))) add(found, w);
     return found;
   };
+}
+
+/**
+ * {@link termFinder}'s scan of ASCII text, where a word is a run of letters
+ * and digits as in {@link words}: only words starting like a wanted term
+ * become strings, and the text is not lower-cased as a whole. Undefined at the
+ * first non-ASCII character, for which the caller normalises instead.
+ */
+function findAscii(text: string, starts: ReadonlySet<number>, add: (found: Set<string>, word: string) => void): Set<string> | undefined {
+  const found = new Set<string>();
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let c = text.charCodeAt(i);
+    if (c > 0x7f) return undefined;
+    if (!isAsciiWordChar(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (++i < n && isAsciiWordChar((c = text.charCodeAt(i))));
+    if (i < n && c > 0x7f) return undefined;
+    if (i - start < 2 || !starts.has(asciiLower(text.charCodeAt(start)) * 65536 + asciiLower(text.charCodeAt(start + 1)))) continue;
+    add(found, text.slice(start, i).toLowerCase());
+  }
+  return found;
+}
+
+function isAsciiWordChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+}
+
+function asciiLower(c: number): number {
+  return c >= 65 && c <= 90 ? c + 32 : c;
 }
 
 /** A word's first two UTF-16 units as one number: no string made per word. */
