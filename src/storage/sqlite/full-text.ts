@@ -17,10 +17,11 @@ const GLOBAL_FACTOR = 4;
  * fullText('"refund" OR "invoice"', bot.id, 32); // [chunk ids]
  */
 export function createFullTextSearch(sqlite: Sqlite) {
+  // The chatbot is looked up per row as the rows are stepped (the ranked subquery is already in order), so
+  // the rows after this chatbot's `limit` best are never looked up.
   const global = sqlite.prepare<[string, number], { id: number; chatbot_id: number }>(
-    `SELECT f.id, c.chatbot_id FROM
+    `SELECT f.id, (SELECT chatbot_id FROM chunks WHERE id = f.id) AS chatbot_id FROM
        (SELECT rowid AS id, bm25(chunks_fts, 1.0, 2.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) f
-       JOIN chunks c ON c.id = f.id
      ORDER BY f.score`,
   );
   const ofChatbot = sqlite.prepare<[string, number, number], { id: number }>(
@@ -30,13 +31,14 @@ export function createFullTextSearch(sqlite: Sqlite) {
 
   return function fullText(match: string, chatbotId: number, limit: number): number[] {
     const read = limit * GLOBAL_FACTOR;
-    const rows = global.all(match, read);
     const ids: number[] = [];
-    for (const row of rows) {
+    let rows = 0;
+    for (const row of global.iterate(match, read)) {
+      rows++;
       if (row.chatbot_id !== chatbotId) continue;
       ids.push(row.id);
       if (ids.length === limit) return ids;
     }
-    return rows.length < read ? ids : ofChatbot.all(match, chatbotId, limit).map((row) => row.id);
+    return rows < read ? ids : ofChatbot.all(match, chatbotId, limit).map((row) => row.id);
   };
 }
