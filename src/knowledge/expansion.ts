@@ -27,6 +27,15 @@ export interface QueryExpansion {
  * expandQuery("Can I return a film late?").related.get("film"); // Set {"movi", "pictur", ...}
  */
 export function expandQuery(text: string, keep: (words: string[]) => string[] = (w) => w, similar = false): QueryExpansion {
+  const pending = prepareExpansion(text, similar);
+  return pending.finish(keep(pending.offered));
+}
+
+/**
+ * {@link expandQuery} in two steps, for a `keep` that must wait (a knowledge
+ * store's lookup): the candidate related words, then the expansion of those kept.
+ */
+export function prepareExpansion(text: string, similar = false): { offered: string[]; finish: (kept: string[]) => QueryExpansion } {
   const asked = words(text);
   const content = asked.filter((w) => w.length >= 3 && !STOP_WORDS.has(w) && !/\d/.test(w));
   const askedStems = new Set(content.map(stem));
@@ -58,7 +67,11 @@ export function expandQuery(text: string, keep: (words: string[]) => string[] = 
     }
   }
 
-  const kept = new Set(keep([...new Set([...candidates, ...similarCandidates].map(([, lemma]) => lemma))]));
+  return { offered: [...new Set([...candidates, ...similarCandidates].map(([, lemma]) => lemma))], finish: (keptWords) => finish(candidates, similarCandidates, new Set(keptWords)) };
+}
+
+function finish(thesaurus: [key: string, lemma: string][], similarCandidates: [key: string, lemma: string][], kept: Set<string>): QueryExpansion {
+  const candidates = [...thesaurus];
   const similarKept = new Map<string, number>();
   for (const [key, lemma] of similarCandidates) {
     const n = similarKept.get(key) ?? 0;

@@ -1,7 +1,7 @@
 import type { KnowledgeStore } from "../core/storage/index.js";
 import type { Embedder } from "./embedders/index.js";
 import { normalize } from "./embedders/types.js";
-import { expandQuery, type QueryExpansion } from "./expansion.js";
+import { prepareExpansion, type QueryExpansion } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
 import { ftsWords } from "./fts-query.js";
 import { contentTerms, STOP_WORDS, termFinder, termWeight, words } from "./text/tokens.js";
@@ -102,11 +102,8 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
 
 /** The question's related (and with `similar`, similar) words that the knowledge base uses (in any chatbot's chunks): the others only blur a query. */
 async function expandKnown(store: KnowledgeStore, text: string, similar: boolean): Promise<QueryExpansion> {
-  let offered: string[] = [];
-  const all = expandQuery(text, (words) => (offered = words), similar);
-  if (offered.length === 0) return all;
-  const known = new Set(await store.knownWords(offered));
-  return expandQuery(text, (words) => words.filter((w) => known.has(w)), similar);
+  const { offered, finish } = prepareExpansion(text, similar);
+  return finish(offered.length === 0 ? [] : await store.knownWords(offered));
 }
 
 function contentWords(text: string): string[] {
