@@ -76,22 +76,30 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector), store.chunks([...candidates.keys()])]);
     const cover = coverageOf(queryTerms, expansion.related);
     const meaning = hash ? sentenceSimilarity(text, chunkMeaning) : () => 0;
-    const results: (RetrievedChunk & { fused: number })[] = rows.map((row) => {
+    const scored = rows.map((row) => {
       const entry = candidates.get(row.id)!;
       const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;
-      return {
-        chunk_id: row.id,
-        document_id: row.document_id,
-        content: row.content,
-        heading: row.heading,
-        name: row.name,
-        ...titleOf(row),
-        type: row.type,
-        url: row.url,
-        score: round(Math.min(1, withMeaning(relevance(similarity, cover(embeddingText(row)), model.spec), threshold, () => meaning(row.id, embeddingText(row))) + HEADING_BONUS * cover(row.heading))),
-        fused: entry.fused,
-      };
+      const chunkText = embeddingText(row);
+      const lexical = relevance(similarity, cover(chunkText), model.spec);
+      const heading = HEADING_BONUS * cover(row.heading);
+      const scoreWith = (meaningOf: () => number) => round(Math.min(1, withMeaning(lexical, threshold, meaningOf) + heading));
+      return { row, fused: entry.fused, scoreWith, lowest: scoreWith(() => 0), chunkText };
     });
+    // Meaning (0..1) only moves a chunk within its lowest and highest score: a chunk whose highest stays below the
+    // k-th best lowest ranks below k others whatever its meaning, so its meaning is not worked out.
+    const bar = kthLargest(scored.map((s) => s.lowest), k);
+    const results: (RetrievedChunk & { fused: number })[] = scored.map(({ row, fused, scoreWith, lowest, chunkText }) => ({
+      chunk_id: row.id,
+      document_id: row.document_id,
+      content: row.content,
+      heading: row.heading,
+      name: row.name,
+      ...titleOf(row),
+      type: row.type,
+      url: row.url,
+      score: scoreWith(() => 1) < bar ? lowest : scoreWith(() => meaning(row.id, chunkText)),
+      fused,
+    }));
     return results
       .filter((r) => includeBelowThreshold || r.score >= threshold)
       .sort((a, b) => b.score - a.score || b.fused - a.fused)
@@ -192,6 +200,11 @@ export function relevance(similarity: number, wordCoverage: number, embedderSpec
   const semantic = Math.min(1, Math.max(0, (similarity - floor) / (ceiling - floor)));
   const lexical = wordCoverage * (0.5 + 0.5 * semantic);
   return round(hash ? lexical : Math.max(lexical, 0.6 * semantic));
+}
+
+/** The `k`-th largest of `values`, or -Infinity when there are fewer. */
+function kthLargest(values: number[], k: number): number {
+  return values.length < k ? -Infinity : values.sort((a, b) => b - a)[k - 1]!;
 }
 
 function round(n: number): number {
