@@ -1,5 +1,6 @@
 import type { ChunkRecord, DocumentBatch, DocumentFields, DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
 import { ftsMatch } from "./fts-match.js";
+import { createFullTextMerger } from "./fts-merge.js";
 import { createTermSelector } from "./fts-terms.js";
 import { createFullTextSearch } from "./full-text.js";
 import type { Sqlite } from "./open.js";
@@ -74,6 +75,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
 
   const fullText = createFullTextSearch(sqlite);
   const terms = createTermSelector(sqlite);
+  const merger = createFullTextMerger(sqlite);
 
   const embedder = (): EmbedderRecord | undefined => {
     const value = readSetting.get(EMBEDDER_SETTING);
@@ -128,7 +130,9 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       return byHash.get(chatbotId, contentHash) !== undefined;
     },
     async writeBatch(batch) {
-      return writeBatch.immediate(batch);
+      const written = writeBatch.immediate(batch);
+      await merger.settle();
+      return written;
     },
     async documents(chatbotId) {
       return list.all(chatbotId);
@@ -152,7 +156,9 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       return forgetSitemap.run(sitemapId, chatbotId).changes > 0;
     },
     async removeDocument(chatbotId, documentId) {
-      return removeDocument.immediate(chatbotId, documentId);
+      const removed = removeDocument.immediate(chatbotId, documentId);
+      await merger.settle();
+      return removed;
     },
     async hasChunks(chatbotId) {
       return hasChunks.get(chatbotId) !== undefined;
