@@ -51,4 +51,35 @@ describe.skipIf(testEngine === "postgres")("SQLite full-text merging", () => {
     for (let i = 0; i < 80; i++) expect(await storage.knowledge.fullText(bot.id, [word(i)], 5)).toHaveLength(i % 3 === 0 ? 0 : 1);
     expect(() => other.prepare("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 0)").run()).not.toThrow();
   });
+
+  it("a write whose merge cannot run (another process holds the write lock) still succeeds, and a later write merges what is left", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, "busy.db");
+    const storage = openSqliteStorage(file, { encodeEvent: encodeWebhookEvent, questionKey, busyTimeoutMs: 20 });
+    cleanups.push(() => storage.close());
+    const { bot } = await seedTenant(storage, { at: NOW });
+    const other = new Database(file);
+    cleanups.push(() => other.close());
+    const write = (i: number) =>
+      storage.knowledge.writeBatch({
+        chatbot_id: bot.id,
+        embedder: { spec: "test", dimension: 4 },
+        documents: [{ fields: { name: `${i}.md`, type: "file", source: `/${i}.md`, url: null, content_hash: String(i), chunk_count: 1, bytes: 9, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: `note zk${i}y`, vector: Float32Array.from([1, 0, 0, 0]) }] }],
+        now: NOW,
+      });
+    // The write commits at once; a merge it needs carries on a turn later, when the other connection holds the lock.
+    for (let i = 0; i < 12; i++) {
+      const written = write(i);
+      other.exec("BEGIN IMMEDIATE");
+      await expect(written).resolves.toMatchObject({});
+      other.exec("ROLLBACK");
+    }
+    await write(12);
+    const before = other.prepare("SELECT total_changes()").pluck().get() as number;
+    other.prepare("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', 1000)").run();
+    expect((other.prepare("SELECT total_changes()").pluck().get() as number) - before, "segments left unmerged").toBeLessThan(2);
+    for (let i = 0; i <= 12; i++) expect(await storage.knowledge.fullText(bot.id, [`zk${i}y`], 5)).toHaveLength(1);
+    expect(() => other.prepare("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 0)").run()).not.toThrow();
+  });
 });

@@ -31,10 +31,17 @@ export function createFullTextMerger(sqlite: Sqlite): { settle(): Promise<void> 
   return {
     /**
      * Merges until no level needs it; a write made meanwhile (by anyone) is merged too.
-     * Stops when the connection was closed in between: the next write merges what is left.
+     * Never fails: it runs after the caller's write has committed, so an error here
+     * (the connection closed in between, another process holding the write lock too
+     * long, a full disk) must not make that write look failed and be retried. The
+     * segments stay searchable unmerged and the next write merges what is left.
      */
     async settle() {
-      while (sqlite.open && step.immediate()) await new Promise(setImmediate);
+      try {
+        while (sqlite.open && step.immediate()) await new Promise(setImmediate);
+      } catch {
+        // Left for the next write's merge (see above).
+      }
     },
   };
 }
