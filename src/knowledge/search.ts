@@ -23,6 +23,12 @@ export const EXPANSION_WEIGHT = 0.5;
  * words, by meaning. More lets off-topic questions through.
  */
 const SENTENCE_WEIGHT = 0.1;
+/**
+ * The same bonus, at most, once some chunk has passed the threshold with the
+ * one above: the question is on topic, and meaning may then reorder by more
+ * (and bring in a paraphrase's chunk) without answering off-topic questions.
+ */
+const ON_TOPIC_SENTENCE_WEIGHT = 0.3;
 /** Sentence-vector similarity rescaled from this floor (most unrelated texts sit below) to this ceiling. */
 const SENTENCE_RANGE = [0.5, 0.9] as const;
 /** Chunks whose sentence vectors are kept between queries (each with its text, to notice a changed chunk): popular chunks come back often. */
@@ -82,9 +88,11 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
       const chunkText = embeddingText(row);
       const lexical = relevance(similarity, cover(chunkText), model.spec);
       const heading = HEADING_BONUS * cover(row.heading);
-      const scoreWith = (meaningOf: () => number) => round(Math.min(1, withMeaning(lexical, threshold, meaningOf) + heading));
-      return { row, fused: entry.fused, scoreWith, lowest: scoreWith(() => 0), chunkText };
+      const scoreWith = (meaningOf: () => number, onTopic: boolean) => round(Math.min(1, withMeaning(lexical, threshold, meaningOf, onTopic) + heading));
+      return { row, fused: entry.fused, scoreWith, lowest: scoreWith(() => 0, false), chunkText };
     });
+    // Judged with the small bonus, as every chunk was before, so off-topic questions are refused as before.
+    const onTopic = hash && scored.some((s) => s.lowest >= threshold || (s.scoreWith(() => 1, false) >= threshold && s.scoreWith(() => meaning(s.row.id, s.chunkText), false) >= threshold));
     // Meaning (0..1) only moves a chunk within its lowest and highest score: a chunk whose highest stays below the
     // k-th best lowest ranks below k others whatever its meaning, so its meaning is not worked out.
     const bar = kthLargest(scored.map((s) => s.lowest), k);
@@ -97,7 +105,7 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
       ...titleOf(row),
       type: row.type,
       url: row.url,
-      score: scoreWith(() => 1) < bar ? lowest : scoreWith(() => meaning(row.id, chunkText)),
+      score: scoreWith(() => 1, onTopic) < bar ? lowest : scoreWith(() => meaning(row.id, chunkText), onTopic),
       fused,
     }));
     return results
@@ -144,12 +152,15 @@ function sentenceSimilarity(question: string, chunkVector: (chunkId: number, tex
 }
 
 /**
- * A chunk's meaning bonus counts only when it already matches the question
- * somewhat (alone it would answer off-topic questions), and is worked out only
- * where it can lift the chunk over the threshold or reorder those above it.
+ * A chunk's meaning bonus. Until the question is known to be on topic (some
+ * chunk passed the threshold with the small bonus), it counts only for chunks
+ * that already match the question somewhat: alone it would answer off-topic
+ * questions. It is worked out only where it can lift the chunk over the
+ * threshold or reorder those above it.
  */
-function withMeaning(relevance: number, threshold: number, meaning: () => number): number {
-  return relevance > 0 && relevance + SENTENCE_WEIGHT >= threshold ? relevance + SENTENCE_WEIGHT * meaning() : relevance;
+function withMeaning(relevance: number, threshold: number, meaning: () => number, onTopic: boolean): number {
+  const weight = onTopic ? ON_TOPIC_SENTENCE_WEIGHT : SENTENCE_WEIGHT;
+  return (onTopic || relevance > 0) && relevance + weight >= threshold ? relevance + weight * meaning() : relevance;
 }
 
 /**

@@ -49,6 +49,11 @@ describe("retrieval of a paraphrase through word vectors", () => {
     expect(hits.slice(0, 3).map((h) => h.name)).toContain("digital-library.md");
   });
 
+  it("brings in the returns section, which shares no word with the question, once the question is on topic", async () => {
+    const hits = await service.knowledge.search("demo", "Where do I drop off stuff when you are closed?");
+    expect(hits.slice(0, 3).map((h) => h.name)).toContain("borrowing.md");
+  });
+
   it("still refuses an off-topic question", async () => {
     expect(await service.knowledge.search("demo", "What is the capital of Australia?")).toEqual([]);
   });
