@@ -12,6 +12,13 @@ const SANITIZE: Config = {
   ALLOWED_TAGS: [
     "p", "br", "hr", "strong", "b", "em", "i", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
     "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub",
+    /*
+     * Not an element a reply can add (the parser never makes a second one): the parsed document's own body,
+     * where DOMPurify's walk starts. Unlisted, it was "removed" by hoisting a deep copy of the whole reply
+     * into <html>, work that changed no output (the result is the body's inner HTML) and garbage that
+     * lived on with the document (see `parsed` below).
+     */
+    "body",
   ],
   ALLOWED_ATTR: ["href", "title", "start", "colspan", "rowspan", "align"],
   // Absolute web links, mail and phone only: relative URLs mean nothing inside the integrator's page.
@@ -42,19 +49,44 @@ export async function loadHtmlRenderer({ exclusive = false }: { exclusive?: bool
   const [{ Marked }, purify] = await Promise.all([import("marked"), import("isomorphic-dompurify")]);
   const marked = new Marked({ gfm: true, async: false });
   const config = { ...SANITIZE, RETURN_TRUSTED_TYPE: false } as const;
+  /*
+   * The document DOMPurify parsed the reply into, emptied once its HTML is out. DOMPurify walks it
+   * with a NodeIterator, which jsdom tracks through a WeakRef, and V8 clears a WeakRef's target only
+   * in a full collection: each reply's whole document outlived the young generation's collections
+   * and was promoted to the old generation. The worker's heap limit makes V8 grow that generation
+   * little before collecting it, so mark-compacts came often, and the replies that met one made the
+   * render latency's tail. Emptied, only a bare document and body wait for the full collection.
+   */
+  let parsed: Document | undefined;
+  // Allowed elements only reach this hook, so `ownerDocument` cannot be a clobbered form's named child.
+  const afterSanitizeAttributes = (node: Element) => {
+    parsed ??= node.ownerDocument;
+    openInNewTab(node);
+  };
+  const emptyParsed = () => {
+    parsed?.body?.replaceChildren();
+    parsed = undefined;
+  };
   if (exclusive) {
     purify.setConfig(config);
-    purify.addHook("afterSanitizeAttributes", openInNewTab);
-    return (markdown) => (purify.sanitize(marked.parse(markdown) as string) as string).trim();
+    purify.addHook("afterSanitizeAttributes", afterSanitizeAttributes);
+    return (markdown) => {
+      try {
+        return (purify.sanitize(marked.parse(markdown) as string) as string).trim();
+      } finally {
+        emptyParsed();
+      }
+    };
   }
   return (markdown: string): string => {
     const html = marked.parse(markdown) as string;
     // Shared with the host: the hook lives only for this synchronous call, so it never leaks into other users.
-    purify.addHook("afterSanitizeAttributes", openInNewTab);
+    purify.addHook("afterSanitizeAttributes", afterSanitizeAttributes);
     try {
       return (purify.sanitize(html, config) as string).trim();
     } finally {
-      purify.removeHook("afterSanitizeAttributes", openInNewTab);
+      purify.removeHook("afterSanitizeAttributes", afterSanitizeAttributes);
+      emptyParsed();
     }
   };
 }
