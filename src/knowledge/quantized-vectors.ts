@@ -6,6 +6,15 @@ import { createInt8Scan, SIMD_SCAN, TERM_BYTES } from "./int8-scan.js";
  */
 const BLOCK = 2048;
 const PAGE = 65536;
+/** Relative slack on a candidate's error bound for float rounding (the row scale is a float32, sums are float64). */
+const ROUNDING = 1e-6;
+
+/** A candidate row: its approximate dot product with the query, and by how much at most the float one differs. */
+export interface Candidate {
+  id: number;
+  score: number;
+  error: number;
+}
 
 /**
  * One chatbot's vectors in memory for nearest-neighbour candidates: int8 with
@@ -19,13 +28,14 @@ const PAGE = 65536;
  * memory's address space on 64-bit hosts, so growing does not copy).
  * The query is scaled to integers too, so a score is an exact integer sum
  * (the same whichever way it is added up) times the row's scale.
- * Scores are approximate (int8 rounding): callers re-score the candidates in float.
+ * Scores are approximate (int8 rounding): callers re-score the candidates in
+ * float, and each comes with how far at most it is from the float one.
  * `simd: false` runs the JavaScript scan (for runtimes without WebAssembly SIMD) where SIMD is available.
  *
  * @example
  * const index = createQuantizedVectors(384);
  * index.add(17, vector);
- * index.candidates(query, 64); // chunk ids, best first
+ * index.candidates(query, 64); // [{ id, score, error }], best first
  */
 export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } = {}) {
   const blocks: { base: number; ids: Int32Array; scales: Float32Array }[] = [];
@@ -69,25 +79,35 @@ export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } =
       size++;
     },
 
-    /** Ids of the `count` vectors with the highest approximate dot product with `query`, best first. */
-    candidates(query: Float32Array, count: number): number[] {
-      const pairs = writeTerms(words, termBase, query);
+    /**
+     * The `count` vectors with the highest approximate dot product with
+     * `query`, best first, each with the most its float dot product can differ.
+     */
+    candidates(query: Float32Array, count: number): Candidate[] {
+      const { pairs, factor, rounding } = writeTerms(words, termBase, query);
       const heap = createTopHeap(Math.min(count, size));
       const out = outBase >> 2;
       const sums = words;
       // Most rows score below the heap's floor once it is full: they cost a compare, not a call.
       let floor = heap.floor();
-      blocks.forEach(({ base, ids, scales }, b) => {
+      blocks.forEach(({ base, scales }, b) => {
         const n = Math.min(BLOCK, size - b * BLOCK);
         scan(base, align16(n), termBase, pairs, outBase);
         for (let i = 0; i < n; i++) {
           const score = sums[out + i]! * scales[i]!;
           if (score <= floor) continue;
-          heap.offer(score, ids[i]!);
+          heap.offer(score, b * BLOCK + i);
           floor = heap.floor();
         }
       });
-      return heap.sorted();
+      // A row's sum is exact for its int8 values and the query's integer weights; each rounding
+      // moves it by at most `rounding` of those units, which the row's scale over the query's factor turns into dot product units.
+      const unit = factor === 0 ? 0 : 1 / factor;
+      return heap.sorted().map(({ score, row }) => {
+        const block = blocks[Math.floor(row / BLOCK)]!;
+        const error = block.scales[row % BLOCK]! * rounding * unit;
+        return { id: block.ids[row % BLOCK]!, score: score * unit, error: error + ROUNDING * (Math.abs(score * unit) + error) };
+      });
     },
   };
 }
@@ -95,10 +115,12 @@ export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } =
 /**
  * Writes the query's non-zero dimensions as the scan's term table at byte `at`
  * (pairs of run offsets and i16 weights; an odd last one paired with a zero
- * weight) and returns the number of pairs. The weights are scaled so the
+ * weight) and returns the number of pairs, the weights' factor over the query
+ * and how far a row's sum can be from its exact value (in sum units) through
+ * rounding the row to int8 and the query to integers. The weights are scaled so the
  * largest is as large as it can be without a row's sum leaving the i32 range.
  */
-function writeTerms(words: Int32Array, at: number, query: Float32Array): number {
+function writeTerms(words: Int32Array, at: number, query: Float32Array): { pairs: number; factor: number; rounding: number } {
   const dimensions: number[] = [];
   let max = 0;
   for (let j = 0; j < query.length; j++) {
@@ -115,7 +137,10 @@ function writeTerms(words: Int32Array, at: number, query: Float32Array): number 
     words[w + 1] = (dimensions[2 * p + 1] ?? 0) * BLOCK;
     words[w + 2] = (weight(2 * p) & 0xffff) | (weight(2 * p + 1) << 16);
   }
-  return pairs;
+  // Per dimension: a row value rounded by up to half a step against its weight, the weight by up to half against up to 127 steps, and both.
+  let weights = 0;
+  for (let k = 0; k < dimensions.length; k++) weights += Math.abs(weight(k));
+  return { pairs, factor, rounding: 0.5 * weights + (0.5 * 127 + 0.25) * dimensions.length };
 }
 
 function align16(n: number): number {
@@ -124,10 +149,10 @@ function align16(n: number): number {
 
 export type QuantizedVectors = ReturnType<typeof createQuantizedVectors>;
 
-// A bounded min-heap of (score, id): keeps the best `capacity` offered.
+// A bounded min-heap of (score, row): keeps the best `capacity` offered.
 function createTopHeap(capacity: number) {
   const scores = new Float64Array(capacity);
-  const ids = new Int32Array(capacity);
+  const rows = new Int32Array(capacity);
   let length = 0;
 
   const siftDown = (from: number) => {
@@ -147,17 +172,17 @@ function createTopHeap(capacity: number) {
     const s = scores[a]!;
     scores[a] = scores[b]!;
     scores[b] = s;
-    const t = ids[a]!;
-    ids[a] = ids[b]!;
-    ids[b] = t;
+    const t = rows[a]!;
+    rows[a] = rows[b]!;
+    rows[b] = t;
   };
 
   return {
-    offer(score: number, id: number): void {
+    offer(score: number, row: number): void {
       if (length < capacity) {
         let i = length++;
         scores[i] = score;
-        ids[i] = id;
+        rows[i] = row;
         while (i > 0) {
           const parent = (i - 1) >> 1;
           if (scores[parent]! <= scores[i]!) break;
@@ -166,7 +191,7 @@ function createTopHeap(capacity: number) {
         }
       } else if (capacity > 0 && score > scores[0]!) {
         scores[0] = score;
-        ids[0] = id;
+        rows[0] = row;
         siftDown(0);
       }
     },
@@ -174,9 +199,9 @@ function createTopHeap(capacity: number) {
     floor(): number {
       return capacity === 0 ? Infinity : length < capacity ? -Infinity : scores[0]!;
     },
-    sorted(): number[] {
+    sorted(): { score: number; row: number }[] {
       const order = Array.from({ length }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
-      return order.map((i) => ids[i]!);
+      return order.map((i) => ({ score: scores[i]!, row: rows[i]! }));
     },
   };
 }

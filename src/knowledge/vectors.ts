@@ -124,8 +124,10 @@ export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
       if (!stored || stored.dimension !== vector.length) return [];
       const index = await current(chatbotId, stored.dimension);
       if (!index) return [];
-      const ids = index.candidates(vector, Math.max(k * RESCORE_FACTOR, MIN_RESCORED));
-      const scored = await similarities(ids, vector);
+      const found = index.candidates(vector, Math.max(k * RESCORE_FACTOR, MIN_RESCORED));
+      // A candidate whose highest possible float score is below the k-th best lowest one ranks below k others: its vector is not read.
+      const bar = found.length <= k ? -Infinity : found.map((c) => c.score - c.error).sort((x, y) => y - x)[k - 1]!;
+      const scored = await similarities(found.filter((c) => c.score + c.error >= bar).map((c) => c.id), vector);
       return [...scored]
         .sort((a, b) => b[1] - a[1])
         .slice(0, k)

@@ -64,7 +64,7 @@ describe("quantized vectors", () => {
     });
   }
 
-  it("ranks like a straightforward scan, in WebAssembly and in JavaScript alike", () => {
+  it("ranks like a straightforward scan, in WebAssembly and in JavaScript alike, within its error bound of the float dot product", () => {
     const next = random(11);
     for (const dimension of [5, 17, 100, 384]) {
       const count = 2 * BLOCK + 37;
@@ -95,7 +95,12 @@ describe("quantized vectors", () => {
           expect(plain.candidates(query, k), `dimension ${dimension}, query ${q}, k ${k}`).toEqual(got);
           const best = sorted.slice(0, k);
           // Equal scores may come in either order: the scores, in order, are what must agree.
-          expect(got.map((id) => scores[id - 1000]), `dimension ${dimension}, query ${q}, k ${k}`).toEqual(best);
+          expect(got.map((c) => scores[c.id - 1000]), `dimension ${dimension}, query ${q}, k ${k}`).toEqual(best);
+          // Callers skip re-scoring a candidate by its bounds: the float dot product must lie within them.
+          for (const c of got) {
+            const exact = rows[c.id - 1000]!.reduce((sum, v, j) => sum + v * query[j]!, 0);
+            expect(Math.abs(exact - c.score), `dimension ${dimension}, query ${q}, row ${c.id}`).toBeLessThanOrEqual(c.error);
+          }
         }
       }
     }
