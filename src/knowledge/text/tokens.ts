@@ -39,13 +39,16 @@ export function termFinder(terms: readonly string[]): (text: string) => Set<stri
   const wanted = new Set(terms);
   // A stem keeps at least its word's first two letters, so only words starting like a wanted term need stemming.
   const starts = new Set(terms.filter((t) => t.length >= 2).map(firstTwo));
+  // The same for the ASCII scan, as a table indexed by two ASCII codes: it is read for every word of every chunk.
+  const asciiStarts = new Uint8Array(128 * 128);
+  for (const t of terms) if (t.length >= 2 && t.charCodeAt(0) < 128 && t.charCodeAt(1) < 128) asciiStarts[t.charCodeAt(0) * 128 + t.charCodeAt(1)] = 1;
   const add = (found: Set<string>, w: string) => {
     if (STOP_WORDS.has(w)) return;
     const t = stem(w);
     if (wanted.has(t)) found.add(t);
   };
   return (text) => {
-    const ascii = findAscii(text, starts, add);
+    const ascii = findAscii(text, asciiStarts, add);
     if (ascii) return ascii;
     const found = new Set<string>();
     for (const w of words(text)) if (w.length >= 2 && starts.has(firstTwo(w))) add(found, w);
@@ -59,7 +62,7 @@ export function termFinder(terms: readonly string[]): (text: string) => Set<stri
  * become strings, and the text is not lower-cased as a whole. Undefined at the
  * first non-ASCII character, for which the caller normalises instead.
  */
-function findAscii(text: string, starts: ReadonlySet<number>, add: (found: Set<string>, word: string) => void): Set<string> | undefined {
+function findAscii(text: string, starts: Uint8Array, add: (found: Set<string>, word: string) => void): Set<string> | undefined {
   const found = new Set<string>();
   const n = text.length;
   let i = 0;
@@ -73,7 +76,7 @@ function findAscii(text: string, starts: ReadonlySet<number>, add: (found: Set<s
     const start = i;
     while (++i < n && isAsciiWordChar((c = text.charCodeAt(i))));
     if (i < n && c > 0x7f) return undefined;
-    if (i - start < 2 || !starts.has(asciiLower(text.charCodeAt(start)) * 65536 + asciiLower(text.charCodeAt(start + 1)))) continue;
+    if (i - start < 2 || starts[asciiLower(text.charCodeAt(start)) * 128 + asciiLower(text.charCodeAt(start + 1))] === 0) continue;
     add(found, text.slice(start, i).toLowerCase());
   }
   return found;
