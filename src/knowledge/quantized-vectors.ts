@@ -90,7 +90,8 @@ export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } =
       const sums = words;
       // Most rows score below the heap's floor once it is full: they cost a compare, not a call.
       let floor = heap.floor();
-      blocks.forEach(({ base, scales }, b) => {
+      for (let b = 0; b < blocks.length; b++) {
+        const { base, scales } = blocks[b]!;
         const n = Math.min(BLOCK, size - b * BLOCK);
         scan(base, align16(n), termBase, pairs, outBase);
         for (let i = 0; i < n; i++) {
@@ -99,7 +100,7 @@ export function createQuantizedVectors(dimension: number, { simd = SIMD_SCAN } =
           heap.offer(score, b * BLOCK + i);
           floor = heap.floor();
         }
-      });
+      }
       // A row's sum is exact for its int8 values and the query's integer weights; each rounding
       // moves it by at most `rounding` of those units, which the row's scale over the query's factor turns into dot product units.
       const unit = factor === 0 ? 0 : 1 / factor;
