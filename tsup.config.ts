@@ -37,6 +37,8 @@ export default defineConfig({
     client: "src/client/index.ts",
     // Its own file: the renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
     "render-worker": "src/render/render-worker.ts",
+    // Likewise for ingestion's: `startModuleWorker(import.meta.url, "ingest-worker")` starts `./ingest-worker.js`.
+    "ingest-worker": "src/knowledge/ingest-worker.ts",
   },
   format: ["esm"],
   target: "node20",

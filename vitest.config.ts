@@ -13,6 +13,7 @@ const BEHAVIOUR_SUITES = [
   "test/analytics/**/*.test.ts",
   "test/chat/**/*.test.ts",
   "test/knowledge/ingest.test.ts",
+  "test/knowledge/ingest-ahead.test.ts",
   "test/knowledge/retrieval-quality.test.ts",
   "test/knowledge/vector-search.test.ts",
   "test/knowledge/url-policy.test.ts",

@@ -100,6 +100,21 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     });
   });
 
+  it("ingests a folder of many files, read and embedded in the ingestion worker beside the built CLI, as a folder of a few", async () => {
+    await setUp();
+    const docs = join(dir, "many");
+    mkdirSync(docs);
+    for (let i = 0; i < 70; i++) writeFileSync(join(docs, `page-${String(i).padStart(2, "0")}.md`), `# Page ${i}\nWhat page ${i} says about returns.\n`);
+    writeFileSync(join(docs, "broken.json"), "{ not json");
+
+    const ingested = await cli(["ingest", "demo", docs, "--json"]);
+    expect(ingested.code).toBe(1);
+    expect(ingested.json()).toMatchObject({ added: 70, skipped: 0, chunks: 70, failed: [{ input: join(docs, "broken.json"), error: expect.stringContaining("invalid JSON") }] });
+    expect((await cli(["ingest", "demo", docs, "--json"])).json()).toMatchObject({ added: 0, skipped: 70, chunks: 0 });
+    const listed = (await cli(["kb", "list", "demo", "--json"])).json() as { name: string; chunk_count: number }[];
+    expect(listed.map((d) => d.name)).toEqual(Array.from({ length: 70 }, (_, i) => `page-${String(i).padStart(2, "0")}.md`));
+  });
+
   it("refuses an embedder switch without reindex, naming the command", async () => {
     await setUp({ name: "hours.md", content: "Opening hours\n\nThe shop opens at nine." });
     const res = await cli(["ingest", "demo", join(dir)], { CHATSVC_EMBED_MODEL: "ollama:nomic-embed-text", OLLAMA_HOST: "http://127.0.0.1:9" });

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHashEmbedder, HASH_DIMENSION } from "../../src/knowledge/embedders/hash.js";
@@ -110,5 +111,30 @@ describe("embedder servers and switching", () => {
     expect(await service.knowledge.list("demo")).toHaveLength(40);
     ollama.behave({ embed: "ok" });
     expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-7" });
+  });
+
+  it("embeds a large folder's chunks here, in the same calls and order, when a server embeds them", async () => {
+    const ollama = track(await startFakeOllama({ dimensions: 8 }));
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const service = await open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
+    await service.bootstrap({ ingestDocs: false });
+    const folder = join(dir, "docs");
+    mkdirSync(folder);
+    const name = (i: number) => `doc-${String(i).padStart(2, "0")}.md`;
+    for (let i = 0; i < 70; i++) writeFileSync(join(folder, name(i)), `# Doc ${i}\nParagraph number ${i} about topic ${i}.\n`);
+
+    expect(await service.knowledge.ingest("demo", [folder])).toMatchObject({ added: 70, chunks: 70, failed: [] });
+    const embeds = ollama.requests.filter((r) => r.path === "/api/embed");
+    expect(embeds.flatMap((r) => r.body.input)).toEqual(Array.from({ length: 70 }, (_, i) => `Doc ${i}\nParagraph number ${i} about topic ${i}.`));
+    expect(embeds.map((r) => r.body.input.length)).toEqual([32, 32, 6]);
+    expect((await service.knowledge.search("demo", "paragraph number 7 topic 7"))[0]).toMatchObject({ name: "doc-07.md" });
+
+    writeFileSync(join(folder, name(3)), "# Doc 3\nChanged.\n");
+    ollama.behave({ embed: "fail" });
+    await expect(service.knowledge.ingest("demo", [folder])).rejects.toMatchObject({ status: 502 });
+    expect((await service.knowledge.list("demo")).find((d) => d.name === name(3))).toMatchObject({ chunk_count: 1 });
+    ollama.behave({ embed: "ok" });
+    expect(await service.knowledge.ingest("demo", [folder])).toMatchObject({ updated: 1, skipped: 69, chunks: 1 });
   });
 });

@@ -192,6 +192,17 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect(await storage.knowledge.hasChunks(bot.id)).toBe(false);
   });
 
+  it("pages through a chatbot's document sources and content hashes, oldest first", async () => {
+    const { storage, bot } = await seeded();
+    const doc = (name: string) => ({ fields: { name, type: "file", source: `/${name}`, url: null, content_hash: `hash-${name}`, chunk_count: 1, bytes: 1, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: name, vector: Float32Array.from([1, 0, 0, 0]) }] });
+    await storage.knowledge.writeBatch({ chatbot_id: bot.id, embedder: { spec: "test", dimension: 4 }, documents: ["a", "b", "c"].map(doc), now: NOW });
+    const first = await storage.knowledge.documentHashes(bot.id, 0, 2);
+    expect(first.map(({ source, content_hash }) => [source, content_hash])).toEqual([["/a", "hash-a"], ["/b", "hash-b"]]);
+    const rest = await storage.knowledge.documentHashes(bot.id, first[1]!.id, 2);
+    expect(rest.map((d) => d.source)).toEqual(["/c"]);
+    expect(await storage.knowledge.documentHashes(bot.id + 1, 0, 2)).toEqual([]);
+  });
+
   it("keeps the first of racing install secrets and idempotency claims", async () => {
     const { storage, org } = await seeded();
     const secrets = await Promise.all(["one", "two", "three"].map((v) => storage.settings.putIfAbsent("widget_secret", v)));

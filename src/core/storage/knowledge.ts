@@ -90,6 +90,8 @@ export interface KnowledgeStore {
   /** Looked up before the write; {@link writeBatch} looks again inside its transaction. */
   documentBySource(chatbotId: number, source: string): Promise<{ id: number; content_hash: string } | undefined>;
   hasDocumentWithHash(chatbotId: number, contentHash: string): Promise<boolean>;
+  /** Documents' sources and content hashes after id `afterId`, oldest first, at most `limit`: what a large ingestion expects to skip. */
+  documentHashes(chatbotId: number, afterId: number, limit: number): Promise<{ id: number; source: string; content_hash: string }[]>;
   /**
    * One transaction: records the embedder when none is recorded yet; for each
    * document, replaces the chatbot's document of the same source (its old

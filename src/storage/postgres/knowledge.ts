@@ -10,6 +10,7 @@ const EMBEDDER_SETTING = "knowledge.embedder";
 const KNOWLEDGE_LOCK = 0x6b6e;
 
 const bySource = statement("knowledge_by_source", "SELECT id, content_hash FROM documents WHERE chatbot_id = $1 AND source = $2");
+const hashes = statement("knowledge_document_hashes", "SELECT id, source, content_hash FROM documents WHERE chatbot_id = $1 AND id > $2 ORDER BY id LIMIT $3");
 const byHash = statement("knowledge_by_hash", "SELECT 1 AS x FROM documents WHERE chatbot_id = $1 AND content_hash = $2 LIMIT 1");
 const insertDoc = statement(
   "knowledge_insert_document",
@@ -101,6 +102,7 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
   return {
     documentBySource: (chatbotId, source) => one<{ id: number; content_hash: string }>(pool, bySource, [chatbotId, source]),
     hasDocumentWithHash: async (chatbotId, contentHash) => (await one(pool, byHash, [chatbotId, contentHash])) !== undefined,
+    documentHashes: (chatbotId, afterId, limit) => all<{ id: number; source: string; content_hash: string }>(pool, hashes, [chatbotId, afterId, limit]),
 
     writeBatch: ({ chatbot_id: chatbotId, embedder, documents, now, replace_only: replaceOnly = false }) =>
       transaction(pool, async (tx) => {

@@ -17,6 +17,9 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
   migrateLegacyVectors(sqlite);
   const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
   const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
+  const hashes = sqlite.prepare<[number, number, number], { id: number; source: string; content_hash: string }>(
+    "SELECT id, source, content_hash FROM documents WHERE chatbot_id = ? AND id > ? ORDER BY id LIMIT ?",
+  );
   const insertDoc = sqlite
     .prepare<[number, string, string, string, string | null, string, number, number, string | null, string | null, string | null, string, string], number>(
       `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, etag, last_modified, fetched_at, created_at, updated_at)
@@ -128,6 +131,9 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
     },
     async hasDocumentWithHash(chatbotId, contentHash) {
       return byHash.get(chatbotId, contentHash) !== undefined;
+    },
+    async documentHashes(chatbotId, afterId, limit) {
+      return hashes.all(chatbotId, afterId, limit);
     },
     async writeBatch(batch) {
       const written = writeBatch.immediate(batch);
