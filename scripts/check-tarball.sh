@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The package as a user gets it: `npm pack`, installed into an empty project. There `chatsvc` and `chatsvc/client`
-# import, a service opens, `npx chatsvc --help` runs, and a TypeScript consumer of `chatsvc/client` compiles with
+# import, a service opens and ingests a folder, `npx chatsvc --help` runs, and a TypeScript consumer of `chatsvc/client` compiles with
 # `skipLibCheck: false` (the client's declarations must stand alone). Needs a built dist/ and node_modules (CI has both).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,6 +28,14 @@ import { createChatService } from "chatsvc";
 import { ChatsvcError, createClient } from "chatsvc/client";
 const service = await createChatService({ db: ":memory:" });
 if (!(await service.isEmpty())) throw new Error("a new database should be empty");
+// Enough files for ingestion to start its worker (dist/ingest-worker.js) from the installed package.
+const organization = await service.orgs.create({ name: "Acme" });
+await service.chatbots.create({ organization_id: organization.id, slug: "demo", name: "Demo" });
+const { mkdirSync, writeFileSync } = await import("node:fs");
+mkdirSync("docs");
+for (let i = 0; i < 70; i++) writeFileSync(`docs/page-${i}.md`, `# Page ${i}\nWhat page ${i} says.\n`);
+const report = await service.knowledge.ingest("demo", ["docs"]);
+if (report.added !== 70 || report.failed.length > 0) throw new Error(`ingestion from the package: ${JSON.stringify(report)}`);
 await service.close();
 const client = createClient({ baseUrl: "http://127.0.0.1:1/api/v1", apiKey: "sk_live_x" });
 if (typeof client.chatbots.send !== "function" || typeof ChatsvcError !== "function") throw new Error("chatsvc/client is incomplete");
