@@ -1,6 +1,5 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startModuleWorker } from "../core/module-worker.js";
 import { loadHtmlRenderer } from "./render-html.js";
 import type { ReleaseMemory, RenderAnswer, RenderJob } from "./render-worker.js";
 
@@ -275,23 +274,9 @@ export function createRenderer({
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 192 };
 
-/**
- * Starts the worker next to this module: `render-worker.js` in the build.
- * Running from the TypeScript sources (tests, tsx), it is loaded through
- * tsx, which is then installed as a development dependency.
- */
+/** The worker next to this module: `render-worker.js` in the build. */
 function startWorker(): Worker {
-  const here = import.meta.url;
-  if (here.endsWith(".ts")) {
-    const entry = new URL("./render-worker.ts", here).href;
-    const tsx = import.meta.resolve("tsx/esm/api");
-    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-    return new Worker(boot, { eval: true, resourceLimits: WORKER_LIMITS });
-  }
-  const entry = new URL("./render-worker.js", here);
-  if (!existsSync(fileURLToPath(entry))) throw new Error(`${fileURLToPath(entry)} is missing`);
-  // Flags of how this process was started (`--input-type`, `-e <script>`) would stop a worker from starting.
-  return new Worker(entry, { resourceLimits: WORKER_LIMITS, execArgv: process.execArgv.filter((arg) => /^--(max|expose|enable|cpu-prof|heap-prof|no-)/.test(arg)) });
+  return startModuleWorker(import.meta.url, "render-worker", { resourceLimits: WORKER_LIMITS });
 }
 
 /** Markdown as escaped text in paragraphs: what a reply becomes when it cannot be rendered. */
