@@ -87,11 +87,7 @@ describe("embedder servers and switching", () => {
   });
 
   it("batches Ollama embeddings, and an embedding failure stores nothing", async () => {
-    const ollama = track(await startFakeOllama({ dimensions: 8 }));
-    const { dir, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    const service = await open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
-    await service.bootstrap({ ingestDocs: false });
+    const { ollama, service } = await withOllamaEmbedder();
     const many = Array.from({ length: 40 }, (_, i) => ({ name: `doc-${i}`, content: `# Doc ${i}\nParagraph number ${i} about topic ${i}.` }));
     expect(await service.knowledge.ingest("demo", many)).toMatchObject({ added: 40, chunks: 40 });
     const embeds = ollama.requests.filter((r) => r.path === "/api/embed");
@@ -114,11 +110,7 @@ describe("embedder servers and switching", () => {
   });
 
   it("embeds a large folder's chunks here, in the same calls and order, when a server embeds them", async () => {
-    const ollama = track(await startFakeOllama({ dimensions: 8 }));
-    const { dir, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    const service = await open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
-    await service.bootstrap({ ingestDocs: false });
+    const { ollama, service, dir } = await withOllamaEmbedder();
     const folder = join(dir, "docs");
     mkdirSync(folder);
     const name = (i: number) => `doc-${String(i).padStart(2, "0")}.md`;
@@ -137,4 +129,14 @@ describe("embedder servers and switching", () => {
     ollama.behave({ embed: "ok" });
     expect(await service.knowledge.ingest("demo", [folder])).toMatchObject({ updated: 1, skipped: 69, chunks: 1 });
   });
+
+  /** A service on a fresh database that embeds with a fake Ollama server, without the bundled docs. */
+  async function withOllamaEmbedder() {
+    const ollama = track(await startFakeOllama({ dimensions: 8 }));
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const service = await open(join(dir, "kb.db"), { embedModel: "ollama:nomic-embed-text", ollamaHost: ollama.url });
+    await service.bootstrap({ ingestDocs: false });
+    return { ollama, service, dir };
+  }
 });
