@@ -52,12 +52,6 @@ export function registerServe(program: Command): void {
             }
           },
         });
-        process.stdout.write(
-          `chatsvc listening on ${server.url} (database ${databaseLabel(service)})\n` +
-            // With a public URL, the demo bot works on that origin only.
-            `Chat with the demo bot: open ${service.config.publicUrl ?? server.url}/ in a browser\n` +
-            `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
-        );
         let stopping = false;
         const stop = async (signal: string, { repeatForces = true } = {}) => {
           if (stopping) {
@@ -82,6 +76,14 @@ export function registerServe(program: Command): void {
         // Under npm the signal reaches only npm's shell, whose exit is then our cue. Elsewhere (nohup, a shell's `&`)
         // the server outlives its parent on purpose. Ctrl-C signals the whole group, so this may come after SIGINT.
         if (startedByNpm()) onParentExit(() => void stop("parent exited", { repeatForces: false }));
+        // The handlers are in place before the address is printed: whoever waits for that line may signal at once,
+        // and a SIGTERM before them would kill the process outright, without the graceful stop or its last log lines.
+        process.stdout.write(
+          `chatsvc listening on ${server.url} (database ${databaseLabel(service)})\n` +
+            // With a public URL, the demo bot works on that origin only.
+            `Chat with the demo bot: open ${service.config.publicUrl ?? server.url}/ in a browser\n` +
+            `Try the API: curl ${server.url}/api/v1/auth/test -H "Authorization: Bearer <your key>"\n`,
+        );
       } catch (error) {
         await service.close();
         throw error;
