@@ -1,5 +1,8 @@
 import type { Config } from "isomorphic-dompurify";
 
+/** Where a reply's links may point: absolute web links, mail and phone only (relative URLs mean nothing inside the integrator's page). */
+export const ALLOWED_URI = /^(?:https?:|mailto:|tel:)/i;
+
 /*
  * What a reply may contain. An allow-list, so anything new in HTML stays out:
  * no style (hiding or overlaying content), no forms, no SVG/MathML, no iframes.
@@ -8,7 +11,7 @@ import type { Config } from "isomorphic-dompurify";
  * visitor's browser. `class` is not allowed either, so a reply can never
  * forge or imitate the `svc-branding` element.
  */
-const SANITIZE: Config = {
+export const SANITIZE: Config = {
   ALLOWED_TAGS: [
     "p", "br", "hr", "strong", "b", "em", "i", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
     "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub",
@@ -21,8 +24,9 @@ const SANITIZE: Config = {
     "body",
   ],
   ALLOWED_ATTR: ["href", "title", "start", "colspan", "rowspan", "align"],
-  // Absolute web links, mail and phone only: relative URLs mean nothing inside the integrator's page.
-  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|tel:)/i,
+  // Not URLs: DOMPurify tests every attribute outside this list against the URL pattern, which dropped them all.
+  ADD_URI_SAFE_ATTR: ["start", "colspan", "rowspan", "align"],
+  ALLOWED_URI_REGEXP: ALLOWED_URI,
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
 };

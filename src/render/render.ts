@@ -1,5 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import { startModuleWorker } from "../core/module-worker.js";
+import { renderPlainMarkdown } from "./plain-markdown.js";
 import { loadHtmlRenderer } from "./render-html.js";
 import type { ReleaseMemory, RenderAnswer, RenderJob } from "./render-worker.js";
 
@@ -62,8 +63,9 @@ interface Slot {
 }
 
 /**
- * Renders in a worker thread, because jsdom (which DOMPurify needs on Node)
- * costs ~100 MB once loaded and keeps memory from every sanitised document
+ * Renders plain Markdown (no raw HTML: see `renderPlainMarkdown`) in this
+ * thread, as its HTML needs no sanitiser; the rest in a worker thread, because
+ * jsdom (which DOMPurify needs on Node) costs ~100 MB once loaded and keeps memory from every sanitised document
  * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
  * render and is replaced by a fresh one every `recycleAfter` renders; a
  * replacement loads jsdom before it takes over, so no render waits for it.
@@ -231,6 +233,8 @@ export function createRenderer({
 
   return {
     render(markdown) {
+      const plain = renderPlainMarkdown(markdown);
+      if (plain !== undefined) return Promise.resolve(plain);
       closed = false;
       return new Promise<string>((resolve) => {
         const job: Job = { id: nextId++, markdown, attempts: 0, resolve, stopsWorker: true };

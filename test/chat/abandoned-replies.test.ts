@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatServiceOptions } from "../../src/core/config.js";
 import type { DomainEvent } from "../../src/core/events.js";
-import { DEFAULT_REPLY } from "../fixtures/fake-http.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { startReceiver } from "../webhooks/support/receiver.js";
@@ -25,6 +24,8 @@ const CHAT_PATH = "/v1/chat/completions";
 const QUESTION = "How do I install Widgetron with npm?";
 const FOLLOW_UP = "Which Node version does Widgetron need?";
 const SLOW_REPLY = "one two three four five six seven eight nine ten eleven twelve";
+// Raw HTML: only the render worker renders it, so a cold worker holds the finished answer back from being stored.
+const HTML_REPLY = "Install it with <kbd>npm install widgetron</kbd>.";
 
 interface Setup {
   h: Harness;
@@ -109,14 +110,15 @@ describe("a streamed reply whose client goes away", () => {
   });
 
   it("after the model finished but before the reply was stored: nothing is stored or charged", async () => {
-    // A cold render worker (the default after an idle second) takes a while to
-    // load jsdom: the model's answer is complete and waits for rendering when the client leaves.
+    // A cold render worker takes a while to load jsdom: the model's answer (raw
+    // HTML, see HTML_REPLY) is complete and waits for rendering when the client leaves.
     const s = await setup({ renderWorker: true });
+    s.fake.behave({ reply: HTML_REPLY });
     const id = await openConversation(s.h);
     const client = new AbortController();
     const res = await send(s.h, id, QUESTION, { stream: true, signal: client.signal });
     // Every delta of the answer arrived, and the model server finished its answer...
-    await readUntil(res, (text) => deltaText(text) === DEFAULT_REPLY);
+    await readUntil(res, (text) => deltaText(text) === HTML_REPLY);
     await s.fake.waitFor(() => s.fake.requests.some((r) => r.path === CHAT_PATH && r.answered));
     // ...and chatsvc read it before this round trip came back, but has not stored it (no done event).
     expect((await fetch(`${s.h.server.url}/healthz`)).status).toBe(200);
@@ -162,6 +164,7 @@ describe("a JSON send whose client goes away before the answer", () => {
 
   it("after the model finished but before the reply was stored: nothing is stored or charged", async () => {
     const s = await setup({ renderWorker: true });
+    s.fake.behave({ reply: HTML_REPLY });
     const id = await openConversation(s.h);
     const client = new AbortController();
     const pending = send(s.h, id, QUESTION, { signal: client.signal });
