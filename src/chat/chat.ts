@@ -207,8 +207,6 @@ export function createChat(deps: ChatDeps) {
     const started = performance.now();
     const spec = specOf(bot);
     const call = createCallSignal(options.signal, config.modelTimeoutMs);
-    // jsdom loads (0.5-1 s, more on a busy host) while retrieval and the model work.
-    renderer.warm();
     let context: RetrievedChunk[];
     let corrected: MatchedCorrection | undefined;
     try {

@@ -8,11 +8,6 @@ import type { ReleaseMemory, RenderAnswer, RenderJob } from "./render-worker.js"
 export interface Renderer {
   render(markdown: string): Promise<string>;
   /**
-   * Starts the worker if none is running (before the first reply, or after
-   * `close()`), so a render that follows soon does not wait for jsdom to load.
-   */
-  warm(): void;
-  /**
    * Asks the workers to collect their garbage, for a quiet server: their heaps
    * shrink while jsdom stays loaded, so the next reply does not wait for it.
    */
@@ -65,9 +60,12 @@ interface Slot {
 /**
  * Renders plain Markdown (no raw HTML: see `renderPlainMarkdown`) in this
  * thread, as its HTML needs no sanitiser; the rest in a worker thread, because
- * jsdom (which DOMPurify needs on Node) costs ~100 MB once loaded and keeps memory from every sanitised document
- * (isomorphic-dompurify#368, DOMPurify#1089). The worker starts on `warm()` or the first
- * render and is replaced by a fresh one every `recycleAfter` renders; a
+ * jsdom (which DOMPurify needs on Node) costs ~100 MB and a second or more of
+ * CPU to load, and keeps memory from every sanitised document
+ * (isomorphic-dompurify#368, DOMPurify#1089). Since most replies are plain,
+ * the worker starts with the first reply that is not: that reply waits for
+ * jsdom to load, once, and a server whose replies are all plain never loads it.
+ * The worker is replaced by a fresh one every `recycleAfter` renders; a
  * replacement loads jsdom before it takes over, so no render waits for it.
  *
  * The worker is kept through idle periods, not stopped: loading jsdom again
@@ -241,16 +239,6 @@ export function createRenderer({
         if (pending() >= maxQueue) return fallback(job, undefined, `more than ${maxQueue} renders were waiting`);
         dispatch(job, true);
       });
-    },
-    warm() {
-      if (inThread && !inline) {
-        inline = loadHtmlRenderer();
-        // A failed load is reported by the render that awaits it; until then it must not count as unhandled.
-        inline.catch(() => {});
-      }
-      if (inline || active || warming) return;
-      closed = false;
-      active = spawn();
     },
     releaseMemory() {
       for (const slot of [active, warming, ...retiring]) {

@@ -56,27 +56,16 @@ describe("the render worker", () => {
     expect(failures).toEqual([]);
   });
 
-  it("warm() starts one worker ahead of the first render, which then uses it; after close() it starts a new one", async () => {
+  it("starts no worker until a reply needs the sanitiser; inThread loads the sanitiser in this thread instead", async () => {
     const { r, failures } = renderer();
-    r.warm();
-    r.warm();
-    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0 });
+    expect(await r.render("**plain** reply")).toBe("<p><strong>plain</strong> reply</p>");
+    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0 });
     expect(await r.render(REPLY)).toBe(SAFE_REPLY);
     expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
-    await r.close();
-    expect(r.stats().running).toBe(0);
-    r.warm();
-    expect(r.stats()).toMatchObject({ workersStarted: 2, running: 1 });
-    expect(failures).toEqual([]);
-  });
-
-  it("warm() with inThread loads the renderer in this thread, starting no worker", async () => {
-    const { r, failures } = renderer({ inThread: true });
-    r.warm();
-    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0, inThread: true });
-    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0 });
-    expect(failures).toEqual([]);
+    const inThread = renderer({ inThread: true });
+    expect(await inThread.r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(inThread.r.stats()).toMatchObject({ workersStarted: 0, running: 0, inThread: true });
+    expect([...failures, ...inThread.failures]).toEqual([]);
   });
 
   it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
