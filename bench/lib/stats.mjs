@@ -12,10 +12,10 @@ export function percentile(samples, p) {
   return sorted[rank];
 }
 
-/** p50, p90, p99, mean and count of latency samples (milliseconds). */
+/** p50, p90, p95, p99, mean and count of latency samples (milliseconds). */
 export function summarize(samples) {
   const mean = samples.reduce((a, b) => a + b, 0) / (samples.length || 1);
-  return { n: samples.length, p50: percentile(samples, 50), p90: percentile(samples, 90), p99: percentile(samples, 99), mean };
+  return { n: samples.length, p50: percentile(samples, 50), p90: percentile(samples, 90), p95: percentile(samples, 95), p99: percentile(samples, 99), mean };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
