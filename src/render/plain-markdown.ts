@@ -8,22 +8,21 @@ import { ALLOWED_URI } from "./render-html.js";
  * escaping, the only elements are the ones these token types produce (all on the
  * sanitiser's allow-list), and the only attribute that carries reply text is a
  * link's `href`, checked here against the sanitiser's own URL pattern. So they skip
- * jsdom and DOMPurify, and the hop to the render worker (test/render/plain-markdown
- * compares the two paths' documents over the XSS payloads and generated Markdown).
- * Anything else (raw HTML, images, task lists, link titles, other URLs) goes to the
- * sanitiser as before.
+ * jsdom and DOMPurify, and the hop to the render worker (test/render/plain-markdown.test.ts
+ * checks that the sanitiser removes nothing from this HTML and that both paths give the
+ * same bytes, over the XSS payloads and generated Markdown). Anything else (raw HTML,
+ * images, task lists, link titles, other URLs) goes to the sanitiser as before.
  */
 const PLAIN = new Set([
   "space", "paragraph", "text", "escape", "strong", "em", "del", "codespan", "br", "code", "heading", "hr",
-  "blockquote", "list", "list_item", "table", "link",
+  "blockquote", "list", "table", "link",
 ]);
 
 /*
- * Bounds on what this thread renders: marked's time grows faster than linearly with
- * runs of unmatched delimiters and nested quotes (thousands of `*a` took tens of ms),
- * and a visitor can ask a model to write such a reply. Within these bounds the worst
- * inputs measured stay a few milliseconds; longer or busier replies go to the worker,
- * whose time limit covers any input.
+ * Bounds on what this thread renders: marked's time grows quadratically with runs of
+ * unmatched delimiters and with nested quotes, and a visitor can ask a model to write
+ * such a reply. Within these bounds the worst inputs measured take a few milliseconds;
+ * longer or busier replies go to the worker, whose time limit covers any input.
  */
 const MAX_LENGTH = 8_192;
 const MAX_DELIMITERS = 160;
