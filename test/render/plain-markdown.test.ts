@@ -107,9 +107,9 @@ describe("plain Markdown", () => {
         if (expectSameAsSanitised(pieces.join(" "))) plain++;
         if (expectSameAsSanitised(pieces.join(""))) plain++;
       }),
-      { numRuns: 1_500 },
+      { numRuns: 1_000 },
     );
     // Many mixes hold raw HTML or an entity; over half are plain, or the property would say little.
-    expect(plain).toBeGreaterThan(1_000);
-  });
+    expect(plain).toBeGreaterThan(900);
+  }, 120_000); // Two thousand sanitiser runs on jsdom: about a second on a quiet machine, far more on a loaded one.
 });
