@@ -6,6 +6,7 @@ import { createCommitBatch } from "./commit-batch.js";
 import { createConversationStore } from "./conversations.js";
 import { createCorrectionStore } from "./corrections.js";
 import { createCredits } from "./credits.js";
+import { createDataVersion } from "./data-version.js";
 import { createRecorder } from "./events.js";
 import { exposedDatabaseFiles } from "./file-permissions.js";
 import { createConsoleSessionStore } from "./console-sessions.js";
@@ -48,8 +49,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const keying = createQuestionKeying(sqlite, options.questionKey);
     // One per connection: conversation starts and the webhook worker's settlements share commits.
     const batched = createCommitBatch(sqlite);
-    // Changes by other connections (the CLI in another process) move it; this connection's own do not.
-    const dataVersion = sqlite.prepare<[], number>("PRAGMA data_version").pluck();
+    const dataVersion = createDataVersion(sqlite, file);
     return {
       engine: "sqlite",
       sqlite,
@@ -71,13 +71,14 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       idempotency: createIdempotencyStore(sqlite),
       consoleSessions: createConsoleSessionStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite),
-      changes: { version: () => dataVersion.get()! },
+      changes: { version: () => dataVersion.read() },
       async probeWrite() {
         probe();
       },
       exposedFiles: () => exposedDatabaseFiles(file),
       releaseMemory: () => releaseMemory(sqlite),
       async close() {
+        dataVersion.close();
         if (sqlite.open) sqlite.close();
       },
     };
