@@ -6,6 +6,7 @@ import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
 import { createWidgetApp } from "./widget/app.js";
 import { DEMO_SLUG, demoPage } from "./widget/demo-page.js";
+import { AnswerResponse } from "./answer-headers.js";
 import { createApiApp, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { createConsoleApp } from "./console/app.js";
 import { toErrorEnvelope } from "./errors.js";
@@ -94,6 +95,7 @@ export async function startServer(
       keepAliveTimeout: 5_000,
       // The default 30 s check would make the timeouts above much looser.
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+      ServerResponse: AnswerResponse,
     },
     (req, res) => handle!(req, res),
   );
