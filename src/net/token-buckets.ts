@@ -56,7 +56,7 @@ export function createRateLimiter({ capacity, refillPerSecond, maxKeys = 10_000,
   const level = (bucket: Bucket, at: number) => Math.min(capacity, bucket.tokens + (at - bucket.updated) * perMs);
 
   const sweep = (at: number) => {
-    // Checking the two oldest buckets per call retires idle ones at the rate new ones arrive.
+    // Checking the two oldest buckets per new one retires idle ones at the rate new ones arrive.
     let checked = 0;
     for (const [key, bucket] of buckets) {
       if (checked++ === 2) break;
@@ -65,16 +65,30 @@ export function createRateLimiter({ capacity, refillPerSecond, maxKeys = 10_000,
     while (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
   };
 
+  // The most recently used key: already last in the Map's order, so its next use need not move it.
+  let newest: string | undefined;
+
   return {
     take(key, cost = 1) {
       const at = now();
-      const found = buckets.get(key);
-      const bucket = found ? { tokens: level(found, at), updated: at } : { tokens: capacity, updated: at };
+      let bucket = buckets.get(key);
+      const added = bucket === undefined;
+      if (bucket === undefined) {
+        bucket = { tokens: capacity, updated: at };
+        buckets.set(key, bucket);
+      } else {
+        bucket.tokens = level(bucket, at);
+        bucket.updated = at;
+        if (key !== newest) {
+          buckets.delete(key);
+          buckets.set(key, bucket);
+        }
+      }
+      newest = key;
       const ok = bucket.tokens >= cost;
       if (ok) bucket.tokens -= cost;
-      buckets.delete(key);
-      buckets.set(key, bucket);
-      sweep(at);
+      // Only a new bucket makes the Map grow.
+      if (added) sweep(at);
       return {
         ok,
         remaining: Math.floor(bucket.tokens),
