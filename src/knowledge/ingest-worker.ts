@@ -3,6 +3,7 @@
 // (prepared-files.ts starts it; ingest.ts consumes what it sends, in order).
 import { parentPort, workerData, type MessagePort, type TransferListItem } from "node:worker_threads";
 import { ChatsvcError } from "../core/errors.js";
+import { yieldCpuToProcess } from "../core/thread-priority.js";
 import { chunkText, type ChunkSizing, type ChunkText } from "./chunking/index.js";
 import { hashEmbed } from "./embedders/hash.js";
 import { contentHash, embeddingText } from "./document-text.js";
@@ -47,6 +48,9 @@ export type ReadyMessage = { ready: true } | { crashed: string };
  * whose content is stored already is expected to be skipped, and is not chunked here.
  */
 export type ToWorkerMessage = { taken: number } | { stored: { sources: string[]; hashes: string[] }; complete: boolean };
+
+// Preparing files is background work: the main thread's writes and requests come first when they compete for a core.
+yieldCpuToProcess();
 
 const port = parentPort!;
 const { files, chunking, hashDimension, ahead, port: prepared } = workerData as PrepareSetup;
