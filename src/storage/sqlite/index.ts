@@ -20,6 +20,7 @@ import { createPrivacyStore } from "./privacy.js";
 import { createQuestionKeying } from "./question-keys.js";
 import { createSettingStore } from "./settings.js";
 import { createUserStore } from "./users.js";
+import { createWalCheckpoints } from "./wal-checkpoints.js";
 import { createOutboxStore, createWebhookStore } from "./webhooks.js";
 import { createWidgetBudgetStore } from "./widget-budgets.js";
 import { createWriteProbe } from "./write-probe.js";
@@ -50,6 +51,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     // One per connection: conversation starts and the webhook worker's settlements share commits.
     const batched = createCommitBatch(sqlite);
     const dataVersion = createDataVersion(sqlite, file);
+    const checkpoints = createWalCheckpoints(sqlite);
     return {
       engine: "sqlite",
       sqlite,
@@ -62,7 +64,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       leads: createLeadStore(sqlite, record),
       analytics: createAnalyticsStore(sqlite, keying),
       corrections: createCorrectionStore(sqlite),
-      knowledge: createKnowledgeStore(sqlite),
+      knowledge: createKnowledgeStore(sqlite, checkpoints),
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record, batched),
       settings: createSettingStore(sqlite),
@@ -79,6 +81,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       releaseMemory: () => releaseMemory(sqlite),
       async close() {
         dataVersion.close();
+        await checkpoints.close();
         if (sqlite.open) sqlite.close();
       },
     };

@@ -4,6 +4,7 @@ import { createFullTextMerger } from "./fts-merge.js";
 import { createTermSelector } from "./fts-terms.js";
 import { createFullTextSearch } from "./full-text.js";
 import type { Sqlite } from "./open.js";
+import type { WalCheckpoints } from "./wal-checkpoints.js";
 
 /** The settings row naming the embedder that built the stored vectors. */
 const EMBEDDER_SETTING = "knowledge.embedder";
@@ -13,7 +14,7 @@ const EMBEDDER_SETTING = "knowledge.embedder";
  * `chunk_embeddings` (deleted with their chunk by foreign key; a trigger counts
  * removed or replaced ones per chatbot in `chunk_embedding_revisions`).
  */
-export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
+export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints): KnowledgeStore {
   migrateLegacyVectors(sqlite);
   const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
   const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
@@ -136,6 +137,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       return hashes.all(chatbotId, afterId, limit);
     },
     async writeBatch(batch) {
+      checkpoints.busy();
       const written = writeBatch.immediate(batch);
       await merger.settle();
       return written;
@@ -199,6 +201,7 @@ export function createKnowledgeStore(sqlite: Sqlite): KnowledgeStore {
       return vectorsByIds.all(JSON.stringify(chunkIds)).map(([id, blob]) => [id, toVector(blob)]);
     },
     async replaceVectors(used, recreate, vectors) {
+      checkpoints.busy();
       replaceVectors.immediate(used, recreate, vectors);
     },
   };

@@ -1,0 +1,64 @@
+// SQLite only: during bulk writes WAL checkpoints run in a worker thread with its own connection, not in the committing one.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createWalCheckpoints } from "../../src/storage/sqlite/wal-checkpoints.js";
+import { testEngine } from "../support/database.js";
+import { tempDir } from "../support/harness.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function walDatabase() {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  const file = join(dir.dir, "wal.db");
+  const sqlite = new Database(file);
+  cleanups.push(() => sqlite.close());
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.exec("CREATE TABLE t (x BLOB)");
+  return { file, sqlite };
+}
+
+describe.skipIf(testEngine === "postgres")("SQLite WAL checkpoints during bulk writes", () => {
+  it("copies the log into the database file from the worker while this connection's own checkpoints wait, and gives them back on close", async () => {
+    const { file, sqlite } = walDatabase();
+    const checkpoints = createWalCheckpoints(sqlite);
+    checkpoints.busy();
+    expect(sqlite.pragma("wal_autocheckpoint", { simple: true })).toBeGreaterThan(1000);
+    const before = statSync(file).size;
+    // About 400 pages: under the committing connection's threshold now, so only the worker copies them.
+    const insert = sqlite.prepare("INSERT INTO t (x) VALUES (randomblob(4000))");
+    sqlite.transaction(() => {
+      for (let i = 0; i < 400; i++) insert.run();
+    })();
+    const deadline = Date.now() + 5_000;
+    while (statSync(file).size < before + 400 * 4000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(statSync(file).size).toBeGreaterThanOrEqual(before + 400 * 4000);
+    await checkpoints.close();
+    expect(sqlite.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+  });
+
+  it("stops by itself once bulk writes pause", async () => {
+    const { sqlite } = walDatabase();
+    const checkpoints = createWalCheckpoints(sqlite);
+    cleanups.push(() => checkpoints.close());
+    checkpoints.busy();
+    const deadline = Date.now() + 10_000;
+    while (sqlite.pragma("wal_autocheckpoint", { simple: true }) !== 1000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sqlite.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+  });
+
+  it("does nothing for an in-memory database", async () => {
+    const sqlite = new Database(":memory:");
+    cleanups.push(() => sqlite.close());
+    const checkpoints = createWalCheckpoints(sqlite);
+    checkpoints.busy();
+    expect(sqlite.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+    await checkpoints.close();
+  });
+});
