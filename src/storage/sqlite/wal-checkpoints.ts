@@ -17,12 +17,16 @@ const FALLBACK_AUTOCHECKPOINT_PAGES = 16 * AUTOCHECKPOINT_PAGES;
 /** How often the checkpointer copies the log into the database file. */
 const INTERVAL_MS = 100;
 
-/** The checkpointer stops this long after the last bulk write. */
+/**
+ * Writes this close together are bulk writes: the checkpointer starts at the
+ * second of them (one write alone, a single file or page, is not worth a
+ * thread), and stops this long after the last.
+ */
 const IDLE_MS = 2_000;
 
 /** Checkpoints of a connection's write-ahead log during bulk writes. */
 export interface WalCheckpoints {
-  /** A bulk write is under way: checkpoints move to their own thread until writes pause. */
+  /** A knowledge write is about to run: from the second in a row, checkpoints move to their own thread until writes pause. */
   busy(): void;
   /** Stops the checkpointer, if running; before the connection closes. */
   close(): Promise<void>;
@@ -47,6 +51,9 @@ export interface WalCheckpoints {
 export function createWalCheckpoints(sqlite: Sqlite): WalCheckpoints {
   let worker: Worker | undefined;
   let idle: NodeJS.Timeout | undefined;
+  let lastBusy = -Infinity;
+  // A worker that failed is not started again: checkpoints stay with the committing connection.
+  let failed = false;
 
   const stop = async () => {
     clearTimeout(idle);
@@ -64,15 +71,21 @@ export function createWalCheckpoints(sqlite: Sqlite): WalCheckpoints {
 
   return {
     busy() {
-      if (sqlite.memory || !sqlite.open) return;
+      if (sqlite.memory || !sqlite.open || failed) return;
+      const now = performance.now();
+      const inRow = now - lastBusy < IDLE_MS;
+      lastBusy = now;
       if (!worker) {
+        if (!inRow) return;
         try {
           worker = startModuleWorker(import.meta.url, "checkpoint-worker", { workerData: { file: sqlite.name, intervalMs: INTERVAL_MS } satisfies CheckpointSetup });
         } catch {
+          failed = true;
           return;
         }
         const started = worker;
         started.on("error", () => {
+          failed = true;
           if (worker === started) void stop();
         });
         started.unref();
