@@ -78,10 +78,10 @@ export async function run(ctx) {
   const peak = Math.max(0, ...Object.values(ctx.loadRss));
   ctx.details.memory = { fresh, warm, settled, settledFile, idleMs, warmSendMs: warmTimes, firstAfterIdleMs: afterIdle, loadRss: ctx.loadRss, helpMs: times, nodeMs: node };
   return [
-    row({ id: "7", figure: "chatsvc serve RSS 2 s after 220 answered messages (render worker warm)", value: warm, unit: "MB", note: `${fresh.toFixed(0)} MB before any request; ${kb.chunks.toLocaleString("en-US")}-chunk database` }),
+    row({ id: "7", figure: "chatsvc serve RSS 2 s after 220 answered messages (plain replies: no render worker)", value: warm, unit: "MB", note: `${fresh.toFixed(0)} MB before any request; ${kb.chunks.toLocaleString("en-US")}-chunk database` }),
     row({
       id: "7",
-      figure: `chatsvc serve idle RSS (${idleS} s without replies, render worker kept, memory released)`,
+      figure: `chatsvc serve idle RSS (${idleS} s without replies, memory released)`,
       value: settled,
       unit: "MB",
       target: "<= 200 MB",
