@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/storage/sqlite/open.js";
 import { createWalCheckpoints } from "../../src/storage/sqlite/wal-checkpoints.js";
 import { testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
@@ -56,6 +57,26 @@ describe.skipIf(testEngine === "postgres")("SQLite WAL checkpoints during bulk w
     const deadline = Date.now() + 10_000;
     while (sqlite.pragma("wal_autocheckpoint", { simple: true }) !== 1000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sqlite.pragma("wal_autocheckpoint", { simple: true })).toBe(1000);
+  });
+
+  it("cuts a log grown by a bulk write back once it starts over, instead of keeping the file at its largest", () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const file = join(dir.dir, "grown.db");
+    const sqlite = openDatabase(file).$client;
+    cleanups.push(() => sqlite.close());
+    sqlite.exec("CREATE TABLE grown (x BLOB)");
+    // Checkpointed by hand below, not after the commit.
+    sqlite.pragma("wal_autocheckpoint = 0");
+    const insert = sqlite.prepare("INSERT INTO grown (x) VALUES (randomblob(8000))");
+    sqlite.transaction(() => {
+      for (let i = 0; i < 3_000; i++) insert.run();
+    })();
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(20 * 1024 * 1024);
+    sqlite.pragma("wal_checkpoint(PASSIVE)");
+    // The next write starts the log over.
+    sqlite.exec("DELETE FROM grown WHERE rowid = 1");
+    expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 
   it("does nothing for an in-memory database", async () => {

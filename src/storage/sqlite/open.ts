@@ -15,6 +15,9 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
+/** Four times the log SQLite's default checkpoints keep, so ordinary writes never pay for the cut. */
+const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /**
  * Opens (creating if needed, private to its owner) the SQLite file, sets the
  * pragmas every connection needs, and applies pending migrations.
@@ -35,6 +38,10 @@ export function openDatabase(file: string, { busyTimeoutMs = 5_000 }: OpenDataba
     // Deleted and overwritten rows are zeroed where that costs no extra I/O (their page is written anyway),
     // so an erased visitor's text does not linger in the file's free space. Erasure turns on the full mode.
     client.pragma("secure_delete = FAST");
+    // A bulk ingestion grows the log far past its usual size (its checkpoints then run in a worker:
+    // wal-checkpoints.ts). SQLite reuses a log file at its largest; this cuts it back each time the log
+    // starts over, so the disk it holds (and the old page images in it) does not outlive the ingestion.
+    client.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     // No memory map (SQLite's default): every mapped page a query touched, and the neighbours the kernel
     // maps with it, stayed in the process's RSS, so a busy server soon showed the whole file as its own
     // memory. Retrieval reads a few dozen rows per question now (the vector scan is in memory): through
