@@ -92,7 +92,10 @@ export async function startServer(
     {
       requestTimeout: requestTimeoutMs,
       headersTimeout: Math.min(requestTimeoutMs, 20_000),
-      keepAliveTimeout: 5_000,
+      // Longer than the idle timeout of the load balancers and proxies in front (60 s in AWS's ALB and nginx's
+      // upstream keep-alive): a server that closes an idle connection first races their next request on it,
+      // which they answer with a 502. Node's 5 s default is shorter than every one of them.
+      keepAliveTimeout: 72_000,
       // The default 30 s check would make the timeouts above much looser.
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
       ServerResponse: AnswerResponse,

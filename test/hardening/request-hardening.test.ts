@@ -115,6 +115,24 @@ describe("request limits", () => {
     expect(Object.keys(wrongTypes.body.errors)).toEqual(expect.arrayContaining(["url", "events"]));
   });
 
+  it("keeps idle connections longer than a load balancer in front does, and says so in Keep-Alive", async () => {
+    const h = await startHarness();
+    cleanups.push(() => h.close());
+    const server = await startServer(h.service, { port: 0 });
+    cleanups.push(() => server.close());
+    const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      httpRequest(`${server.url}/healthz`, (res) => {
+        res.resume();
+        resolve(res.headers);
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(headers.connection).toBe("keep-alive");
+    // ALB's and nginx's upstream idle timeouts are 60 s: the server must not be the one to close first.
+    expect(Number(/timeout=(\d+)/.exec(String(headers["keep-alive"]))?.[1])).toBeGreaterThan(60);
+  });
+
   it("a client that never finishes its headers is cut off with 408 by the request timeout", async () => {
     const h = await startHarness();
     cleanups.push(() => h.close());
