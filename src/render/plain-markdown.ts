@@ -71,16 +71,19 @@ export function renderPlainMarkdown(markdown: string): string | undefined {
 
 /*
  * The bytes the sanitiser's path gives for the same reply, which serialises a parsed
- * document: quotes in text unescaped, a no-break space as `&nbsp;`. Any other character
- * reference (`&copy;` kept from the reply) would come out decoded there, so such a
- * reply is left to it.
+ * document: quotes in text unescaped, a no-break space as `&nbsp;`, an apostrophe in an
+ * attribute unescaped. Any other character reference (`&copy;` kept from the reply)
+ * would come out decoded there, so such a reply is left to it. Tags are matched whole
+ * (marked escapes `<` and `>` everywhere else, and URLs are percent-encoded) and only
+ * their `&#39;` changes: a `&quot;` inside an attribute must stay one, or it would end
+ * the value.
  */
 const OTHER_REFERENCE = /&(?!(?:amp|lt|gt|quot|#39);)/;
 const SERIALISED: Record<string, string> = { "&quot;": '"', "&#39;": "'", "\u00a0": "&nbsp;" };
 
 function asSerialised(html: string): string | undefined {
   if (OTHER_REFERENCE.test(html)) return undefined;
-  return html.replace(/&quot;|&#39;|\u00a0/g, (found) => SERIALISED[found]!);
+  return html.replace(/(<[^>]*>)|&quot;|&#39;|\u00a0/g, (found, tag: string | undefined) => (tag ? tag.replace(/&#39;/g, "'") : SERIALISED[found]!));
 }
 
 function plain(tokens: Token[]): boolean {
@@ -104,8 +107,13 @@ function plain(tokens: Token[]): boolean {
   return true;
 }
 
-/** The URL marked writes (its `cleanUrl`), tested as the sanitiser tests an `href`. */
+/**
+ * The URL marked writes (its `cleanUrl`), tested as the sanitiser tests an `href`. A
+ * character reference in it (`&quot;`) reaches the attribute as written and means its
+ * character there: such links are left to the sanitiser.
+ */
 function linkAllowed(href: string): boolean {
+  if (/&#?\w+;/.test(href)) return false;
   let written: string;
   try {
     written = encodeURI(href).replace(/%25/g, "%");

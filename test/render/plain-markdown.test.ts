@@ -77,6 +77,9 @@ describe("plain Markdown", () => {
       "[js](javascript:alert(1))",
       "[js](JAVASCRIPT:alert(1))",
       "[data](data:text/html;base64,PHNjcmlwdD4=)",
+      // A reference in a URL means its character inside the attribute: `&quot;` must never become a quote there.
+      "[x](https://a.test/&quot;onmouseover=alert(1))",
+      "[x](https://a.test/&#34;onmouseover=alert(1))",
       "a <!-- comment --> b",
       "&copy; 2026",
       "nul \u0000 here",
@@ -99,7 +102,7 @@ describe("plain Markdown", () => {
     const piece = fc.constantFrom(
       "word", "**bold**", "_em_", "~~del~~", "`code`", "[link](https://example.com/a?b=1&c=2)", "[rel](/x)", "https://example.com",
       "<b>", "</i>", "<!--", "-->", "&amp;", "&", "<", ">", "\"", "'", "*", "_", "`", "[", "]", "(", ")", "\\", "|", "#", "!", "~",
-      "javascript:alert(1)", "mailto:a@b.test", "&copy;", "&#0;", "&#x41;", "\u0000", "\u000c", "\u007f", "\ufffe", "\ud800", "\r", "\r\n", "\t", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n```\n", "\n    ", "\n| a | b |\n|---|---|\n| ", "  \n", "\u00a0", "é",
+      "javascript:alert(1)", "mailto:a@b.test", "[q](https://example.com/&quot;x=1)", "[q](https://example.com/it's)", "&quot;", "&#39;", "&copy;", "&#0;", "&#x41;", "\u0000", "\u000c", "\u007f", "\ufffe", "\ud800", "\r", "\r\n", "\t", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n```\n", "\n    ", "\n| a | b |\n|---|---|\n| ", "  \n", "\u00a0", "é",
     );
     let plain = 0;
     fc.assert(
