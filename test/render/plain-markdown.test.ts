@@ -102,7 +102,9 @@ describe("plain Markdown", () => {
     const piece = fc.constantFrom(
       "word", "**bold**", "_em_", "~~del~~", "`code`", "[link](https://example.com/a?b=1&c=2)", "[rel](/x)", "https://example.com",
       "<b>", "</i>", "<!--", "-->", "&amp;", "&", "<", ">", "\"", "'", "*", "_", "`", "[", "]", "(", ")", "\\", "|", "#", "!", "~",
-      "javascript:alert(1)", "mailto:a@b.test", "[q](https://example.com/&quot;x=1)", "[q](https://example.com/it's)", "&quot;", "&#39;", "&copy;", "&#0;", "&#x41;", "\u0000", "\u000c", "\u007f", "\ufffe", "\ud800", "\r", "\r\n", "\t", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n```\n", "\n    ", "\n| a | b |\n|---|---|\n| ", "  \n", "\u00a0", "é",
+      "javascript:alert(1)", "mailto:a@b.test", "[q](https://example.com/&quot;x=1)", "[q](https://example.com/it's)", "[q](https://example.com/\"x)", "[q](<https://example.com/a b\">)",
+      "[q](https://example.com/&#x22;x)", "[q](https://example.com/%22x)", "[q](mailto:a\"b@c.test)", "<https://example.com/\"x>", "www.example.com/\"x", "a\"b@c.test",
+      "```\"onx=1\n", "[q](https://example.com/\u00a0x)", "&quot;", "&#39;", "&copy;", "&#0;", "&#x41;", "\u0000", "\u000c", "\u007f", "\ufffe", "\ud800", "\r", "\r\n", "\t", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n```\n", "\n    ", "\n| a | b |\n|---|---|\n| ", "  \n", "\u00a0", "é",
     );
     let plain = 0;
     fc.assert(
