@@ -28,8 +28,9 @@ export async function run(ctx) {
       baseline: { label: "marked + DOMPurify", value: r.bare.p50 },
       baselineUnit: "ms",
       ratio: r.product.p50 / r.bare.p50,
-      target: "< 4 ms",
-      pass: r.product.p50 < 4,
+      // Issue 19: p99 (issue 7 asked for a p50 under 4 ms).
+      target: "p99 <= 4 ms",
+      pass: r.product.p99 <= 4,
       note: `p99 ${r.product.p99.toFixed(2)} ms`,
     }),
   ];

@@ -6,7 +6,8 @@ import { cpuSecondsOf, cpuSecondsOfAll, sampleRss } from "../lib/proc.mjs";
 import { summarize } from "../lib/stats.mjs";
 import { row, unavailable } from "../lib/table.mjs";
 
-const TARGET_P50 = { 10_000: 15, 100_000: 40 };
+// Issue 19: 8 ms at 10k chunks (issue 7 asked for 15); issue 7: 40 ms at 100k.
+const TARGET_P50 = { 10_000: 8, 100_000: 40 };
 // Issue 14: PostgreSQL send-message p50 at most 25 ms at 10k chunks.
 const TARGET_P50_POSTGRES = 25;
 const path = (id) => `/api/v1/chatbots/kb/conversations/${id}/messages`;
@@ -97,8 +98,8 @@ export async function run(ctx) {
           figure: `send-message p50, extractive, 1 conn, ${label}`,
           value: l.latency.p50,
           unit: "ms",
-          target: target ? `< ${target} ms` : "(no target)",
-          pass: target ? l.latency.p50 < target && l.failed === 0 : null,
+          target: target ? `<= ${target} ms` : "(no target)",
+          pass: target ? l.latency.p50 <= target && l.failed === 0 : null,
           note: `p99 ${l.latency.p99.toFixed(1)} ms; ${Math.round(100 * l.cannotAnswer)}% cannot_answer${l.failed ? `; ${l.failed} failed` : ""}`,
         }),
       );
@@ -113,8 +114,9 @@ export async function run(ctx) {
             figure: `send-message throughput, 10 conn, ${label}`,
             value: r.rps,
             unit: "msg/s",
-            target: ">= 300 msg/s",
-            pass: r.rps >= 300 && r.bad === 0,
+            // Issue 19 (issue 7 asked for 300).
+            target: ">= 400 msg/s",
+            pass: r.rps >= 400 && r.bad === 0,
             note: `p50 ${r.p50} ms, p99 ${r.p99} ms under load; cores busy: server ${cores(r.serverCores)}, load generator ${r.loadGeneratorCores.toFixed(2)}${r.bad ? `; ${r.bad} failed` : ""}`,
           }),
         );

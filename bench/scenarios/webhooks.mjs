@@ -114,8 +114,9 @@ export async function run(ctx) {
             unit: "events/s",
             baseline: { label: "events created/s", value: fired.rps },
             baselineUnit: "/s",
-            target: ">= 1,500/s, none lost",
-            pass: rate >= 1500 && lost === 0 && fired.accepted === events,
+            // Issue 19 (issue 7 asked for 1,500/s).
+            target: ">= 2,500/s, none lost",
+            pass: rate >= 2500 && lost === 0 && fired.accepted === events,
             note: `${common}; last delivery ${Math.max(0, (s.last - fired.ended) / 1000).toFixed(2)} s after the last event was accepted`,
           }),
         );
