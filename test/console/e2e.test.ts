@@ -37,8 +37,18 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", { t
     page.on("pageerror", (e) => errors.push(e.message));
     page.on("dialog", (dialog) => dialog.accept());
     const { token } = await h.service.consoleSessions.createLink(email);
+    const failed: string[] = [];
+    page.on("requestfailed", (request) => failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText}`));
+    page.on("response", (response) => void (response.status() >= 400 && failed.push(`${response.request().method()} ${response.url()}: ${response.status()}`)));
     await page.goto(`${h.server.url}/console/#/sign-in/${token}`);
-    await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
+    await page
+      .getByRole("heading", { name: "Overview", level: 1 })
+      .waitFor()
+      .catch(async (error: Error) => {
+        // Seen twice in full-suite runs on a loaded machine and never alone: say where the page was and what failed.
+        const body = await page.evaluate(() => document.body.innerText.slice(0, 400)).catch(() => "(no body)");
+        throw new Error(`${error.message}\nat ${page.url()}\npage: ${body}\nfailed requests: ${failed.join("; ") || "none"}\npage errors: ${errors.join("; ") || "none"}`);
+      });
     return { context, page, errors };
   }
 
