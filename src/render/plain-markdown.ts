@@ -1,5 +1,5 @@
 import { Marked, Renderer, type Token, type Tokens } from "marked";
-import { ALLOWED_URI } from "./render-html.js";
+import { ALLOWED_URI, LINK_ATTRIBUTES } from "./render-html.js";
 
 /*
  * Most replies are plain Markdown: paragraphs, emphasis, lists, code, tables and
@@ -30,7 +30,7 @@ const DELIMITERS = /[*_`[\]<>!~\\]/g;
 // Characters an HTML parser drops or replaces (NUL, say), so that the sanitiser's output differs.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
-const NEW_TAB = ' target="_blank" rel="noopener noreferrer"';
+const NEW_TAB = LINK_ATTRIBUTES.map(([name, value]) => ` ${name}="${value}"`).join("");
 
 const marked = new Marked({ gfm: true, async: false });
 marked.use({

@@ -31,10 +31,16 @@ export const SANITIZE: Config = {
   ALLOW_ARIA_ATTR: false,
 };
 
-const openInNewTab = (node: Element) => {
+/** What every link in a reply carries: it opens in a new tab, without access to the page that opened it. */
+export const LINK_ATTRIBUTES = [
+  ["target", "_blank"],
+  ["rel", "noopener noreferrer"],
+] as const;
+
+/** DOMPurify's hook adding {@link LINK_ATTRIBUTES} to each link it keeps. */
+export const openInNewTab = (node: Element) => {
   if (node.tagName === "A" && node.hasAttribute("href")) {
-    node.setAttribute("target", "_blank");
-    node.setAttribute("rel", "noopener noreferrer");
+    for (const [name, value] of LINK_ATTRIBUTES) node.setAttribute(name, value);
   }
 };
 

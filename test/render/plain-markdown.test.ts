@@ -2,7 +2,7 @@ import fc from "fast-check";
 import purify from "isomorphic-dompurify";
 import { describe, expect, it } from "vitest";
 import { renderPlainMarkdown } from "../../src/render/plain-markdown.js";
-import { loadHtmlRenderer, SANITIZE } from "../../src/render/render-html.js";
+import { loadHtmlRenderer, openInNewTab, SANITIZE } from "../../src/render/render-html.js";
 import { executableParts, OWASP_PAYLOADS } from "../fixtures/xss.js";
 
 const sanitised = await loadHtmlRenderer();
@@ -14,18 +14,12 @@ const sanitised = await loadHtmlRenderer();
  */
 function sanitise(html: string): { html: string; removed: string[] } {
   // The product's hook, which puts back the attributes the allow-list does not name.
-  const newTab = (node: Element) => {
-    if (node.tagName === "A" && node.hasAttribute("href")) {
-      node.setAttribute("target", "_blank");
-      node.setAttribute("rel", "noopener noreferrer");
-    }
-  };
-  purify.addHook("afterSanitizeAttributes", newTab);
+  purify.addHook("afterSanitizeAttributes", openInNewTab);
   let out: string;
   try {
     out = purify.sanitize(html, SANITIZE) as string;
   } finally {
-    purify.removeHook("afterSanitizeAttributes", newTab);
+    purify.removeHook("afterSanitizeAttributes", openInNewTab);
   }
   const removed = purify.removed
     .map((r) => ("element" in r ? `<${r.element.nodeName}>` : `${r.from.nodeName}[${r.attribute?.name}=${r.attribute?.value}]`))
