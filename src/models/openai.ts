@@ -1,6 +1,6 @@
-import { ofetch } from "ofetch";
 import { createCallSignal, type CallSignal } from "./call-signal.js";
 import { fingerprint, ModelError, toModelError } from "./errors.js";
+import { postJson } from "../net/post-json.js";
 import { parseSse } from "../net/sse.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
@@ -36,17 +36,8 @@ export function createOpenAIModel({ model, baseUrl, apiKey, timeoutMs }: OpenAIM
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
 
   const post = async (request: ChatRequest, call: CallSignal, stream: boolean) => {
-    const response = await ofetch.raw(url, {
-      method: "POST",
-      body: { model, messages: request.messages, stream },
-      headers: { ...headers, accept: stream ? "text/event-stream" : "application/json" },
-      signal: call.signal,
-      retry: false,
-      // Read bodies ourselves: ofetch's lenient JSON parsing would turn a broken answer into a string.
-      responseType: "stream",
-      ignoreResponseError: true,
-    });
-    if (!response.ok) {
+    const response = await postJson(url, { model, messages: request.messages, stream }, { headers: { ...headers, accept: stream ? "text/event-stream" : "application/json" }, signal: call.signal });
+    if (response.status < 200 || response.status > 299) {
       const body = await response.text().catch(() => "");
       throw new ModelError(spec, "failed", `HTTP ${response.status}: ${errorMessage(body) || response.statusText}`, { providerStatus: response.status });
     }
@@ -96,18 +87,22 @@ export function createOpenAIModel({ model, baseUrl, apiKey, timeoutMs }: OpenAIM
       try {
         const response = await post(request, call, true);
         // Some compatible servers ignore `stream: true` and answer one JSON completion.
-        if (/application\/json/i.test(response.headers.get("content-type") ?? "")) {
+        if (/application\/json/i.test(response.headers["content-type"] ?? "")) {
           yield textOf(parse(await response.text()));
           finished = true;
           return;
         }
-        if (!response.body) throw new ModelError(spec, "malformed", "Streaming answer has no body");
         let text = "";
         let ended = false;
+        let done = false;
         for await (const { data } of parseSse(response.body)) {
+          // Past [DONE], the rest of a complete answer is read rather than dropped: dropping it closes the
+          // connection, and the next call would pay for a new one.
+          if (done) continue;
           if (data.trim() === "[DONE]") {
-            ended = true;
-            break;
+            ended = done = true;
+            if (!response.body.complete) break;
+            continue;
           }
           const chunk = parse(data);
           if (chunk.error) throw new ModelError(spec, "failed", `Provider error in stream: ${errorMessage(data)}`);
