@@ -241,6 +241,31 @@ describe("PostgreSQL shared by several instances", () => {
     expect(claims.filter((r) => r.claimed)).toHaveLength(1);
   });
 
+  it("leaves no pending full-text entries after an ingestion, so searches do not scan what it added", async () => {
+    const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+    cleanups.push(db.drop);
+    const s = await openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 2 });
+    cleanups.push(() => s.close());
+    const { bot } = await tenant(s);
+    const pending = () =>
+      withAdmin(db.url, async (c) => {
+        await c.query("CREATE EXTENSION IF NOT EXISTS pgstattuple");
+        return (await c.query<{ n: number }>("SELECT pending_tuples::int AS n FROM pgstatginindex('chunks_search_idx')")).rows[0]!.n;
+      });
+    await s.knowledge.writeBatch({
+      chatbot_id: bot.id,
+      embedder: { spec: "hash", dimension: 2 },
+      now: now(),
+      documents: Array.from({ length: 40 }, (_, i) => ({
+        fields: { name: `Page ${i}`, type: "file", source: `/p${i}.md`, url: null, content_hash: `h${i}`, chunk_count: 1, bytes: 40, etag: null, last_modified: null, fetched_at: null },
+        chunks: [{ heading: `Topic ${i}`, content: `Zebra number ${i} grazes by the lake with word${i}`, vector: new Float32Array([1, 0]) }],
+      })),
+    });
+    expect(await pending()).toBe(0);
+    expect(await s.knowledge.fullText(bot.id, ["word7"], 5)).toHaveLength(1);
+    expect(await s.knowledge.fullText(bot.id, ["zebras"], 50)).toHaveLength(40);
+  });
+
   it("answers full-text search for any visitor text without an error", async () => {
     const [a] = await instances(1);
     const { bot } = await tenant(a!);

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { all, one, statement } from "./client.js";
+import { all, one, run, sqlState, statement } from "./client.js";
 
 /** More words make a query slower and no more precise. */
 const MAX_TERMS = 12;
@@ -84,6 +84,40 @@ export function createFullTextSearch(pool: pg.Pool) {
     async known(words: string[]): Promise<string[]> {
       const counts = await documentFrequencies(words);
       return words.filter((word) => (counts.get(word) ?? 0) > 0);
+    },
+  };
+}
+
+const cleanPending = statement("fulltext_clean_pending", "SELECT gin_clean_pending_list('chunks_search_idx'::regclass)");
+
+/**
+ * Moves the full-text index's pending entries into the index proper after a
+ * write that added chunks. GIN keeps fresh entries in a pending list that every
+ * search reads from start to end, and leaves them there until autovacuum runs
+ * or the list reaches `gin_pending_list_limit` (4 MB by default): after an
+ * ingestion smaller than that, searches paid a scan of everything it added
+ * (many times the search itself) for as long as autovacuum waited, which on a
+ * large table is until a fifth of it has been rewritten.
+ *
+ * Never fails, as the write it follows has committed: a role that does not own
+ * the index may not clean it (the list then waits for autovacuum, as before),
+ * and other errors leave the work for the next write.
+ *
+ * @example
+ * const fullText = createFullTextSettler(pool);
+ * await writeChunks();
+ * await fullText.settle();
+ */
+export function createFullTextSettler(pool: pg.Pool): { settle(): Promise<void> } {
+  let allowed = true;
+  return {
+    async settle() {
+      if (!allowed) return;
+      try {
+        await run(pool, cleanPending);
+      } catch (error) {
+        if (sqlState(error) === "42501") allowed = false;
+      }
     },
   };
 }

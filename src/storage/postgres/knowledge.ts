@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { EmbedderRecord, KnowledgeStore, VectorState, WebDocument } from "../../core/storage/index.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
-import { createFullTextSearch } from "./full-text.js";
+import { createFullTextSearch, createFullTextSettler } from "./full-text.js";
 import { bumpRevision } from "./revisions.js";
 
 /** The settings row naming the embedder that built the stored vectors. */
@@ -97,6 +97,7 @@ const lock = (tx: Queryable, chatbotId: number) => run(tx, lockChatbot, [KNOWLED
 
 export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
   const fullText = createFullTextSearch(pool);
+  const pending = createFullTextSettler(pool);
   const rowsToVectors = (rows: { chunk_id: number; embedding: Buffer }[]): [number, Float32Array][] => rows.map((r) => [r.chunk_id, toVector(r.embedding)]);
 
   return {
@@ -104,8 +105,8 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
     hasDocumentWithHash: async (chatbotId, contentHash) => (await one(pool, byHash, [chatbotId, contentHash])) !== undefined,
     documentHashes: (chatbotId, afterId, limit) => all<{ id: number; source: string; content_hash: string }>(pool, hashes, [chatbotId, afterId, limit]),
 
-    writeBatch: ({ chatbot_id: chatbotId, embedder, documents, now, replace_only: replaceOnly = false }) =>
-      transaction(pool, async (tx) => {
+    async writeBatch({ chatbot_id: chatbotId, embedder, documents, now, replace_only: replaceOnly = false }) {
+      const written = await transaction(pool, async (tx) => {
         await lock(tx, chatbotId);
         await run(tx, recordIfAbsent, [EMBEDDER_SETTING, JSON.stringify({ spec: embedder.spec, dimension: embedder.dimension }), now]);
         let added = 0;
@@ -139,7 +140,10 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
         }
         await bumpRevision(tx, "knowledge");
         return { added, updated };
-      }),
+      });
+      await pending.settle();
+      return written;
+    },
 
     documents: (chatbotId) => all(pool, list, [chatbotId]),
     webDocuments: (chatbotId) => all<WebDocument>(pool, webDocs, [chatbotId]),
