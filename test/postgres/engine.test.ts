@@ -19,8 +19,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+let lastUrl = "";
 async function instances(n: number): Promise<PostgresStorage[]> {
   const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+  lastUrl = db.url;
   cleanups.push(db.drop);
   const opened = await Promise.all(Array.from({ length: n }, () => openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 4 })));
   for (const s of opened) cleanups.push(() => s.close());
@@ -198,6 +200,28 @@ describe("PostgreSQL shared by several instances", () => {
     expect(refused.retryAfterSeconds).toBeLessThanOrEqual(20);
     // Another key has its own bucket.
     expect(await b!.rateLimits.take("ip:192.0.2.2", bucket)).toMatchObject({ ok: true, remaining: 2 });
+  });
+
+  it("refuses a take only when the bucket is empty, however concurrent takes reach the row: each refusal says to wait for a whole token", async () => {
+    // Each take reads the clock, then may wait for the row behind takes that read it later.
+    const [a, b, c] = await instances(3);
+    const bucket = { capacity: 5, refillPerSecond: 5 / 100 };
+    const holder = new pg.Client({ connectionString: lastUrl });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    for (let round = 0; round < 5; round++) {
+      const key = `ip:198.51.100.${round}`;
+      // The takes read the clock and queue behind a held row lock, in whatever order they get there.
+      await holder.query("BEGIN");
+      await holder.query("INSERT INTO rate_buckets (key, tokens, updated_ms, full_ms, ok) VALUES ($1, 5, extract(epoch FROM clock_timestamp()) * 1000, 0, true)", [key]);
+      const pending = Array.from({ length: 30 }, (_, i) => [a, b, c][i % 3]!.rateLimits.take(key, bucket));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holder.query("COMMIT");
+      const decisions = await Promise.all(pending);
+      expect(decisions.filter((d) => d.ok)).toHaveLength(5);
+      // One token per 20 s: a refusal just after the burst waits most of that.
+      for (const refused of decisions.filter((d) => !d.ok)) expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(15);
+    }
   });
 
   it("takes a request's two buckets and reads the keys counter in one statement, as a key lookup reads it", async () => {

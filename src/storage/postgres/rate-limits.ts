@@ -8,10 +8,14 @@ const PRUNE_INTERVAL_MS = 5 * 60_000;
 /**
  * The upsert taking `cost` tokens from one bucket, given the parameter numbers of its
  * key, capacity and tokens per millisecond, and SQL for the cost and the current time.
- * `b` is the stored bucket, `excluded.updated_ms` now.
+ * `b` is the stored bucket, `excluded.updated_ms` now. A take reads the clock before it
+ * waits for the row, so the take before it may have read a later time: the bucket's time
+ * never goes back (a negative refill once refused the last token with a Retry-After of 1 s,
+ * and handed it to a later take).
  */
 function takeFrom({ key, capacity, perMs }: { key: number; capacity: number; perMs: number }, cost: string, from: string): string {
-  const level = `least($${capacity}::float8, b.tokens + (excluded.updated_ms - b.updated_ms) * $${perMs}::float8)`;
+  const now = "greatest(b.updated_ms, excluded.updated_ms)";
+  const level = `least($${capacity}::float8, b.tokens + (${now} - b.updated_ms) * $${perMs}::float8)`;
   const after = `${level} - CASE WHEN ${level} >= ${cost} THEN ${cost} ELSE 0 END`;
   return `INSERT INTO rate_buckets AS b (key, tokens, updated_ms, full_ms, ok)
    SELECT $${key}, $${capacity}::float8 - CASE WHEN $${capacity} >= ${cost} THEN ${cost} ELSE 0 END, ms,
@@ -20,8 +24,8 @@ function takeFrom({ key, capacity, perMs }: { key: number; capacity: number; per
    ON CONFLICT (key) DO UPDATE SET
      ok = ${level} >= ${cost},
      tokens = ${after},
-     full_ms = excluded.updated_ms + ($${capacity}::float8 - (${after})) / $${perMs}::float8,
-     updated_ms = excluded.updated_ms
+     full_ms = ${now} + ($${capacity}::float8 - (${after})) / $${perMs}::float8,
+     updated_ms = ${now}
    RETURNING tokens, ok`;
 }
 
