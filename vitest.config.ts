@@ -74,7 +74,9 @@ async function postgresProject(): Promise<TestProjectInlineConfiguration[]> {
         ...shared,
         name: "postgres",
         include: [...BEHAVIOUR_SUITES, ...POSTGRES_ONLY],
-        env: { CHATSVC_TEST_ENGINE: "postgres", CHATSVC_TEST_DATABASE_URL: url },
+        // Four files at a time, some with several instances: a smaller pool than the default keeps the
+        // run well under the server's max_connections, and runs the product on a pool that small.
+        env: { CHATSVC_TEST_ENGINE: "postgres", CHATSVC_TEST_DATABASE_URL: url, CHATSVC_DATABASE_POOL_SIZE: "4" },
         globalSetup: ["test/support/build-cli.ts", "test/support/postgres-setup.ts"],
       },
     },

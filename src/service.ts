@@ -136,7 +136,7 @@ export function internalsOf(service: ChatService): ServiceInternals {
 async function openStorage(config: ResolvedConfig, options: StorageOptions): Promise<Storage> {
   if (config.database === null) return openSqliteStorage(config.db, options);
   const { openPostgresStorage } = await import("./storage/postgres/index.js");
-  return openPostgresStorage(config.database, options);
+  return openPostgresStorage(config.database, { ...options, poolSize: config.databasePoolSize });
 }
 
 /**

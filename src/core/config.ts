@@ -93,6 +93,12 @@ export interface ChatServiceOptions {
    * then keeps everything in that database instead of the SQLite file, and several instances may share it.
    */
   database?: string;
+  /**
+   * Connections each instance keeps to PostgreSQL for queries (env `CHATSVC_DATABASE_POOL_SIZE`), besides
+   * one listening for other instances' changes. Default 10; at least 2. Size the server's `max_connections` for
+   * instances × (this + 1) plus what your tools use.
+   */
+  databasePoolSize?: number;
   /** Default chat model: `extractive`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_CHAT_MODEL`). */
   chatModel?: string;
   /** Embedder: `hash`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_EMBED_MODEL`). */
@@ -161,6 +167,7 @@ export interface ResolvedConfig {
   db: string;
   /** The PostgreSQL URL, or null for the SQLite file `db`. */
   database: string | null;
+  databasePoolSize: number;
   chatModel: string;
   embedModel: string;
   ollamaHost: string;
@@ -260,6 +267,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
   const config: ResolvedConfig = {
     db: options.db ?? env.CHATSVC_DB ?? DEFAULT_DB_FILE,
     database,
+    databasePoolSize: int("databasePoolSize", options.databasePoolSize ?? env.CHATSVC_DATABASE_POOL_SIZE, 10, 2),
     chatModel,
     embedModel,
     ollamaHost: options.ollamaHost ?? env.OLLAMA_HOST ?? "http://127.0.0.1:11434",
