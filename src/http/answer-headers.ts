@@ -26,6 +26,21 @@ export class AnswerResponse<Request extends IncomingMessage = IncomingMessage> e
     for (let i = 0; i < extra.length; i += 2) if (!this.hasHeader(extra[i]!)) this.setHeader(extra[i]!, extra[i + 1]!);
     return super.writeHead(statusCode, reason as string, headers);
   }
+
+  // srvx ends every answer once h3 is done with it, also one the request pipeline
+  // sent itself (`sendJson`): on a finished response Node builds an
+  // ERR_STREAM_ALREADY_FINISHED error, stack and all, for a callback that ignores it.
+  override end(callback?: () => void): this;
+  override end(chunk: unknown, callback?: () => void): this;
+  override end(chunk: unknown, encoding: BufferEncoding, callback?: () => void): this;
+  override end(...args: unknown[]): this {
+    const [callback] = args;
+    if (args.length === 1 && typeof callback === "function" && this.writableFinished) {
+      (callback as () => void)();
+      return this;
+    }
+    return super.end(...(args as [unknown, BufferEncoding, () => void]));
+  }
 }
 
 function hasName(flat: readonly string[], name: string): boolean {

@@ -1,6 +1,7 @@
 import type { H3Event } from "h3";
 import { refuseDotSegments } from "./dot-segments.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
+import { sendJson } from "./json-answer.js";
 import { logRequest, scopeOf, type Logger } from "./logger.js";
 import { requestIdOf } from "./request-id.js";
 
@@ -15,6 +16,12 @@ export interface RequestPipelineOptions {
    * A promise (a limit kept in the database) holds the route until it settles.
    */
   admit?: (event: H3Event) => void | Promise<void>;
+  /**
+   * Sends JSON answers (the error envelope included) itself rather than through h3 (see `sendJson`).
+   * Only for the first middleware of an app without response hooks: middleware
+   * around it, or h3's `onResponse`, would find the answer already sent.
+   */
+  sendsJson?: boolean;
 }
 
 /**
@@ -29,19 +36,20 @@ export interface RequestPipelineOptions {
  * @example
  * app.use(createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError: () => {} }));
  */
-export function createRequestPipeline({ logger, ip, onUnexpectedError, admit }: RequestPipelineOptions) {
+export function createRequestPipeline({ logger, ip, onUnexpectedError, admit, sendsJson = false }: RequestPipelineOptions) {
   // Made once, not per request: a cheap request answered synchronously allocates no closures here.
   const failed = (event: H3Event, started: number, error: unknown) => {
     // h3's control values (symbols) are not errors: let h3 see them.
     if (typeof error === "symbol") throw error;
     const envelope = toErrorEnvelope(error, event, onUnexpectedError);
     logRequest(logger, event, { status: event.res.status ?? 500, started, ip: ip(event) });
-    return envelope;
+    return (sendsJson && sendJson(event, envelope)) || envelope;
   };
   const answered = (event: H3Event, started: number, result: unknown) => {
     const nodeRes = event.runtime?.node?.res;
     if (isPlain(result) || !nodeRes || nodeRes.writableFinished) {
       logRequest(logger, event, { status: statusOf(result, event), started, ip: ip(event) });
+      if (sendsJson) return sendJson(event, result) ?? result;
     } else {
       // A stream (Server-Sent Events) or a Response: log once it is sent, with the status that went out.
       nodeRes.once("close", () =>

@@ -52,12 +52,13 @@ export function createRequestGuards(service: ChatService, { logSink, onUnexpecte
 /**
  * Request ids, error envelopes and one log line per request, for an app that
  * mounts the API and serves other routes too (the API's requests are then
- * answered and logged here, once).
+ * answered and logged here, once). It sends JSON answers itself (see
+ * `sendJson`): install it first, on an app without `onResponse` or `debug`.
  *
  * @example
  * const app = new H3().use(createRequestHandling(service, { onUnexpectedError: () => {} })).mount("/api/v1", createApiApp(service));
  */
 export function createRequestHandling(service: ChatService, { logSink, onUnexpectedError }: RequestGuardOptions) {
   const logger = createLogger({ level: service.config.logLevel, ...(logSink && { sink: logSink }) });
-  return createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError });
+  return createRequestPipeline({ logger, ip: (event) => clientIp(event, service.config), onUnexpectedError, sendsJson: true });
 }

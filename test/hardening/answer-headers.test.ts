@@ -57,4 +57,12 @@ describe("AnswerResponse", () => {
     });
     expect(implicit).toMatchObject({ status: 500, headers: { "x-request-id": "three" } });
   });
+
+  it("calls back at once, without an error, when ended again after the answer went out (srvx after a direct answer)", async () => {
+    let late: unknown[] | undefined;
+    await answer((res) => {
+      res.end("{}", () => res.end((...args: unknown[]) => (late = args)));
+    });
+    expect(late).toEqual([]);
+  });
 });
