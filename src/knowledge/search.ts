@@ -53,10 +53,18 @@ export interface HybridSearchOptions {
  */
 export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
   const chunkMeaning = createSentenceCache();
+  // Chatbots seen with chunks are not asked again (a round trip per search on PostgreSQL): if their chunks
+  // are removed since, the searches below find nothing all the same; the check only spares the work for
+  // a chatbot without knowledge.
+  const withChunks = new Set<number>();
   return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
     const queryTerms = [...new Set(contentTerms(text))];
-    if (queryTerms.length === 0 || !(await store.hasChunks(chatbotId))) return [];
+    if (queryTerms.length === 0) return [];
+    if (!withChunks.has(chatbotId)) {
+      if (!(await store.hasChunks(chatbotId))) return [];
+      withChunks.add(chatbotId);
+    }
     const model = embedder();
     await vectors.assertCompatible(model.spec);
     // Neural embedders place synonyms and related words near each other already; the hash embedder only matches the words it is given.

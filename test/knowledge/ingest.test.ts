@@ -157,6 +157,8 @@ describe("ingesting files and folders", () => {
     const [doc] = await h.service.knowledge.list(BOT);
     expect(doc).toMatchObject({ name: "hours", type: "text", source: "text:hours" });
     expect(await hasKnowledgeBase()).toBe(true);
+    // Searched once with chunks: the search then no longer asks whether the chatbot has any.
+    expect((await h.service.knowledge.search(BOT, "When do you open?")).length).toBeGreaterThan(0);
 
     await h.service.knowledge.remove(BOT, doc!.id);
     expect(await h.service.knowledge.list(BOT)).toEqual([]);
