@@ -18,7 +18,10 @@ export interface PostJsonOptions {
   signal?: AbortSignal;
 }
 
-/** Redirects that keep the method and body (RFC 9110 15.4.8-9); a POST answered with any other 3xx fails as that status. */
+/**
+ * Redirects that keep the method and body (RFC 9110 15.4.8-9), followed within the origin only: the
+ * headers carry the provider's key. A POST answered with any other 3xx, or sent elsewhere, fails as that status.
+ */
 const KEEPS_METHOD = new Set([307, 308]);
 const MAX_REDIRECTS = 5;
 
@@ -44,9 +47,10 @@ export async function postJson(url: string | URL, body: unknown, { headers = {},
   for (let redirects = 0; ; redirects++) {
     const response = await send(target, payload, headers, signal);
     const location = response.headers.location;
-    if (!KEEPS_METHOD.has(response.statusCode!) || !location || redirects === MAX_REDIRECTS) return toPosted(response);
+    const next = KEEPS_METHOD.has(response.statusCode!) && location ? new URL(location, target) : undefined;
+    if (!next || next.origin !== target.origin || redirects === MAX_REDIRECTS) return toPosted(response);
     response.resume();
-    target = new URL(location, target);
+    target = next;
   }
 }
 

@@ -109,4 +109,29 @@ describe("OpenAI-compatible model calls over kept-alive connections", () => {
     expect(await streamed(model)).toBe("Hello there.");
     expect((await model.chat(request())).text).toBe("Hello there.");
   });
+
+  it("a redirect to another origin is not followed: the provider's key stays with the provider", async () => {
+    let keySeen = false;
+    const elsewhere = await startServer((req) => {
+      keySeen ||= req.headers.authorization !== undefined;
+      return false;
+    });
+    const server = await startServer((_req, res) => {
+      res.writeHead(307, { location: `${elsewhere.url}/v1/chat/completions` });
+      res.end();
+      return true;
+    });
+    close = async () => {
+      await server.close();
+      await elsewhere.close();
+    };
+    const model = createOpenAIModel({ model: "m", baseUrl: `${server.url}/v1`, apiKey: "sk-secret" });
+    const error = await model.chat(request()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isModelError(error) && error.reason).toMatch(/HTTP 307/);
+    expect(elsewhere.sockets).toHaveLength(0);
+    expect(keySeen).toBe(false);
+  });
 });
