@@ -1,6 +1,6 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { H3 } from "h3";
+import { H3, type H3Event } from "h3";
 import { toNodeHandler } from "h3/node";
 import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
@@ -59,7 +59,10 @@ export function createServerApp(service: ChatService, { ownOrigins, ...options }
     .mount("/api/v1", createApiApp(service, options))
     .mount("/console", createConsoleApp(service, options))
     .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG], ...(ownOrigins && { ownOrigins }) }));
-  app.get("/", (event) => demoPage(event, service));
+  // HEAD too (uptime monitors use it; Node sends no body), which the catch-all below would answer with a 404.
+  const demo = (event: H3Event) => demoPage(event, service);
+  app.get("/", demo);
+  app.on("HEAD", "/", demo);
   // Health at the root, outside the API: no key, no rate limit. HEAD too, which the catch-all below would take.
   const health = createHealthHandler(service);
   app.get(HEALTH_PATH, health);

@@ -154,6 +154,10 @@ describe("the console page", () => {
     expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
     expect((await script.text()).length).toBeGreaterThan(1000);
     expect((await fetch(`${origin}/console/console.css`)).headers.get("content-type")).toMatch(/^text\/css/);
+    for (const path of ["/console/", "/console/console.js", "/console/console.css"]) {
+      const head = await fetch(`${origin}${path}`, { method: "HEAD" });
+      expect([path, head.status, await head.text()]).toEqual([path, 200, ""]);
+    }
   });
 });
 

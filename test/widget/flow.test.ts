@@ -139,6 +139,9 @@ describe("the script and the demo page", () => {
     const html = await res.text();
     expect(html).toContain('<script src="/widget.js" data-chatbot="demo" async></script>');
     expect(html).toContain(`&lt;script src=&quot;${h.server.url}/widget.js&quot; data-chatbot=&quot;demo&quot; async&gt;`);
+    // Uptime monitors ask with HEAD: the same answer without a body.
+    const head = await fetch(`${h.server.url}/`, { method: "HEAD" });
+    expect([head.status, head.headers.get("content-type"), await head.text()]).toEqual([200, res.headers.get("content-type"), ""]);
   });
 
   it("mounts under a prefix of the site owner's own h3 app, where no chatbot is exempt from allowed_origins", async () => {

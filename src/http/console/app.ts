@@ -35,13 +35,18 @@ export function createConsoleApp(service: ChatService, { onUnexpectedError = rep
     middleware,
     authenticatedMiddleware: [guards.authenticatedPipeline, csrf],
   });
-  app.get("/console.js", (event) => serveAsset(event, "console.js"), { middleware });
-  app.get("/console.css", (event) => serveAsset(event, "console.css"), { middleware });
+  // Pages and assets answer HEAD as GET without the body (Node leaves it out), as the widget script does.
+  const page = (path: string, handler: (event: H3Event) => unknown) => {
+    app.get(path, handler, { middleware });
+    app.on("HEAD", path, handler, { middleware });
+  };
+  page("/console.js", (event) => serveAsset(event, "console.js"));
+  page("/console.css", (event) => serveAsset(event, "console.css"));
   app.all("/api/**", (event: H3Event) => {
     const allowed = allowedMethods(routes, `/api/${getRouterParams(event)._ ?? ""}`);
     if (allowed.length > 0) throw new ChatsvcError(405, `Method ${event.req.method} is not allowed here`, { headers: { allow: allowed.join(", ") } });
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   }, { middleware });
-  app.get("/", servePage, { middleware });
+  page("/", servePage);
   return app;
 }
