@@ -1,6 +1,6 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { H3, type H3Event } from "h3";
+import { H3 } from "h3";
 import { toNodeHandler } from "h3/node";
 import type { ChatService } from "../service.js";
 import { ChatsvcError } from "../core/errors.js";
@@ -10,6 +10,7 @@ import { AnswerResponse } from "./answer-headers.js";
 import { createApiApp, reportUnexpected, type ApiAppOptions } from "./app.js";
 import { createConsoleApp } from "./console/app.js";
 import { toErrorEnvelope } from "./errors.js";
+import { getAndHead } from "./get-and-head.js";
 import { createHealthHandler, HEALTH_PATH } from "./health.js";
 import { listenOrigins, publicOrigin } from "./own-origins.js";
 import { createRequestHandling } from "./request-guards.js";
@@ -59,14 +60,10 @@ export function createServerApp(service: ChatService, { ownOrigins, ...options }
     .mount("/api/v1", createApiApp(service, options))
     .mount("/console", createConsoleApp(service, options))
     .mount("/", createWidgetApp(service, { ...options, sameOriginSlugs: [DEMO_SLUG], ...(ownOrigins && { ownOrigins }) }));
-  // HEAD too (uptime monitors use it; Node sends no body), which the catch-all below would answer with a 404.
-  const demo = (event: H3Event) => demoPage(event, service);
-  app.get("/", demo);
-  app.on("HEAD", "/", demo);
-  // Health at the root, outside the API: no key, no rate limit. HEAD too, which the catch-all below would take.
-  const health = createHealthHandler(service);
-  app.get(HEALTH_PATH, health);
-  app.on("HEAD", HEALTH_PATH, health);
+  // HEAD too (uptime monitors and load balancers ask that way), which the catch-all below would answer with a 404.
+  getAndHead(app, "/", (event) => demoPage(event, service));
+  // Health at the root, outside the API: no key, no rate limit.
+  getAndHead(app, HEALTH_PATH, createHealthHandler(service));
   app.all("/**", (event) => {
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   });

@@ -2,6 +2,7 @@ import { H3, getRouterParams, type H3Event } from "h3";
 import { ChatsvcError } from "../../core/errors.js";
 import type { ChatService } from "../../service.js";
 import { apiRoutes, reportUnexpected, type ApiAppOptions } from "../app.js";
+import { getAndHead } from "../get-and-head.js";
 import { createRequestGuards } from "../request-guards.js";
 import { allowedMethods, registerRoutes, type RouteDefinition } from "../router.js";
 import { serveAsset, servePage } from "./assets.js";
@@ -35,18 +36,13 @@ export function createConsoleApp(service: ChatService, { onUnexpectedError = rep
     middleware,
     authenticatedMiddleware: [guards.authenticatedPipeline, csrf],
   });
-  // Pages and assets answer HEAD as GET without the body (Node leaves it out), as the widget script does.
-  const page = (path: string, handler: (event: H3Event) => unknown) => {
-    app.get(path, handler, { middleware });
-    app.on("HEAD", path, handler, { middleware });
-  };
-  page("/console.js", (event) => serveAsset(event, "console.js"));
-  page("/console.css", (event) => serveAsset(event, "console.css"));
+  getAndHead(app, "/console.js", (event) => serveAsset(event, "console.js"), { middleware });
+  getAndHead(app, "/console.css", (event) => serveAsset(event, "console.css"), { middleware });
   app.all("/api/**", (event: H3Event) => {
     const allowed = allowedMethods(routes, `/api/${getRouterParams(event)._ ?? ""}`);
     if (allowed.length > 0) throw new ChatsvcError(405, `Method ${event.req.method} is not allowed here`, { headers: { allow: allowed.join(", ") } });
     throw ChatsvcError.notFound(`No route for ${event.req.method} ${event.url.pathname}`);
   }, { middleware });
-  page("/", servePage);
+  getAndHead(app, "/", servePage, { middleware });
   return app;
 }

@@ -10,6 +10,7 @@ import { readJsonBody } from "../body.js";
 import { clientIp } from "../client-ip.js";
 import { ok } from "../envelope.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "../errors.js";
+import { getAndHead } from "../get-and-head.js";
 import { createLogger, type LogSink } from "../logger.js";
 import { publicOrigin } from "../own-origins.js";
 import { looseId, visitorContext } from "../routes/conversations.js";
@@ -111,9 +112,7 @@ export function createWidgetApp(
   const visitorRoute = (method: "GET" | "POST", path: string, handler: (event: H3Event, admitted: Admitted, conversationId: number) => unknown) =>
     route(method, path, async (event, admitted) => handler(event, admitted, await guard.conversation(event, admitted, looseId(getRouterParam(event, "id")))));
 
-  app.get("/widget.js", serveWidgetScript);
-  // Registered explicitly: a mounting app's catch-all route would otherwise take HEAD before h3 falls back to GET.
-  app.on("HEAD", "/widget.js", serveWidgetScript);
+  getAndHead(app, "/widget.js", serveWidgetScript);
 
   app.options("/widget/:slug/**", (event) =>
     respond(event, async () => {
