@@ -95,8 +95,8 @@ export interface ChatServiceOptions {
   database?: string;
   /**
    * Connections each instance keeps to PostgreSQL for queries (env `CHATSVC_DATABASE_POOL_SIZE`), besides
-   * one listening for other instances' changes. Default 10; at least 2. Size the server's `max_connections` for
-   * instances × (this + 1) plus what your tools use.
+   * one listening for other instances' webhook wake-ups. Default 10; at least 2. Size the server's
+   * `max_connections` for instances × (this + 1) plus what your tools use.
    */
   databasePoolSize?: number;
   /** Default chat model: `extractive`, `ollama:<model>` or `openai:<model>` (env `CHATSVC_CHAT_MODEL`). */
