@@ -1,5 +1,5 @@
 import { expandQuery } from "../knowledge/expansion.js";
-import { contentTerms, termWeight } from "../knowledge/text/tokens.js";
+import { contentTerms, termFinder, termWeight } from "../knowledge/text/tokens.js";
 import type { RetrievedChunk } from "../knowledge/types.js";
 import { markdownBlocks, type Block } from "./extractive-blocks.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
@@ -66,16 +66,19 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   const specific = keys.filter((t) => termWeight(t) === 1);
   const related = expandQuery(question).related;
 
+  // Only these words count, so a text's other words are not stemmed (the same sets as intersecting with its content terms).
+  const find = termFinder([...new Set([...keys, ...[...related.values()].flatMap((words) => [...words])])]);
   // A specific word that neither the documents nor the thesaurus know ("bitcoin") is asked about something the documents do not cover.
-  const mentioned = new Set(context.flatMap((c) => contentTerms(`${c.heading} ${c.content}`)));
-  const unknown = specific.some((t) => !mentioned.has(t) && !related.has(t));
+  const unknownWords = specific.filter((t) => !related.has(t));
+  const mentions = unknownWords.length === 0 ? undefined : termFinder(unknownWords);
+  const unknown = mentions !== undefined && unknownWords.some((t) => !context.some((c) => mentions(`${c.heading} ${c.content}`).has(t)));
   const minCoverage = unknown ? MIN_COVERAGE_UNKNOWN : MIN_COVERAGE;
   const candidates: Candidate[] = [];
   context.forEach((chunk, rank) => {
     const blocks = markdownBlocks(chunk.content);
-    const heading = new Set(contentTerms(chunk.heading));
+    const heading = find(chunk.heading);
     blocks.forEach((block, index) => {
-      const own = new Set(contentTerms(block.parts.join(" ")));
+      const own = find(block.parts.join(" "));
       // A key term is covered by itself or by a related word (query expansion).
       const share = (t: string, words: Set<string>) => (words.has(t) || [...(related.get(t) ?? [])].some((r) => words.has(r)) ? 1 : 0);
       let covered = 0;
