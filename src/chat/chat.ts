@@ -13,7 +13,7 @@ import { body, id, oneOf, parse, text } from "../core/validation.js";
 import type { Knowledge, RetrievedChunk } from "../knowledge/types.js";
 import { createCallSignal } from "../models/call-signal.js";
 import { MODEL_FAILED_MESSAGE, toModelError } from "../models/errors.js";
-import { buildPrompt } from "../models/prompt.js";
+import { buildPrompt, HISTORY_BUDGET_CHARS } from "../models/prompt.js";
 import type { Models } from "../models/registry.js";
 import type { ChatModel, ChatRequest, PromptMessage } from "../models/types.js";
 import type { Renderer } from "../render/render.js";
@@ -173,6 +173,29 @@ function toPrompt(rows: MessageRecord[], beforeId = Number.MAX_SAFE_INTEGER): Pr
   return rows
     .filter((row) => row.id < beforeId)
     .map((row) => (row.role === "user" ? { role: "user", content: row.content } : { role: "assistant", content: toPlainText(row.content) }));
+}
+
+/** Messages read per step of {@link recentHistory}: about the turns a prompt's history budget holds. */
+const HISTORY_PAGE = 24;
+
+/**
+ * The conversation's latest turns, enough for the prompt's history budget
+ * (the prompt keeps the newest turns within it): read from the end a page at
+ * a time, so a long conversation's next message costs what a short one's does.
+ */
+async function recentHistory(store: ConversationStore, conversationId: number): Promise<PromptMessage[]> {
+  const turns: PromptMessage[] = [];
+  let chars = 0;
+  let beforeId: number | undefined;
+  for (;;) {
+    const page = await store.latestMessages(conversationId, HISTORY_PAGE, beforeId);
+    for (const turn of toPrompt(page)) {
+      turns.push(turn);
+      chars += turn.content.length;
+    }
+    if (page.length < HISTORY_PAGE || chars > HISTORY_BUDGET_CHARS) return turns.reverse();
+    beforeId = page.at(-1)!.id;
+  }
 }
 
 const toActions = (recorded: RecordedEvent[]): EventAction[] => recorded.map(({ event, deliveries }) => ({ type: "webhook", event: event.name, deliveries }));
@@ -352,7 +375,7 @@ export function createChat(deps: ChatDeps) {
       conversationId: conversation.id,
       handledBy: "bot",
       async answer(options = {}) {
-        const history = toPrompt(await store.messages(conversation.id));
+        const history = await recentHistory(store, conversation.id);
         const generated = await generate(bot, conversation.id, message, history, options);
         assertStillWanted(bot, conversation.id, options.signal);
         const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };

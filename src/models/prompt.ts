@@ -61,6 +61,9 @@ function knowledgeBlock(context: RetrievedChunk[], budget: number): string {
   return `<knowledge>\n${documents.length > 0 ? documents.join("\n") : "(no documents)"}\n</knowledge>`;
 }
 
+/** Characters of earlier turns a prompt keeps by default, newest first. */
+export const HISTORY_BUDGET_CHARS = 6_000;
+
 /** Newest turns within the budget, starting with a visitor turn (some chat templates reject an assistant turn right after the system message). */
 function recentTurns(history: PromptMessage[], budget: number): PromptMessage[] {
   const kept: PromptMessage[] = [];
@@ -92,7 +95,7 @@ export function buildPrompt({
   context,
   history,
   question,
-  historyBudgetChars = 6_000,
+  historyBudgetChars = HISTORY_BUDGET_CHARS,
   knowledgeBudgetChars = 16_000,
   fallbackMessage,
 }: PromptInput): PromptMessage[] {

@@ -178,6 +178,8 @@ export interface ConversationStore {
 
   /** Visible (not regenerated) messages, oldest first. */
   messages(conversationId: number): Promise<MessageRecord[]>;
+  /** Visible messages, newest first, `limit` at most, only those with an id below `beforeId` when given: a conversation read from its end. */
+  latestMessages(conversationId: number, limit: number, beforeId?: number): Promise<MessageRecord[]>;
   countMessages(conversationId: number): Promise<number>;
   findMessage(conversationId: number, messageId: number): Promise<MessageRecord | undefined>;
   rate(messageId: number, rating: "good" | "bad"): Promise<void>;

@@ -66,6 +66,10 @@ const visibleOf = statement(
   `SELECT ${MESSAGE} FROM messages WHERE conversation_id = ANY($1::int[]) AND NOT regenerated ORDER BY conversation_id, id`,
 );
 const visible = statement("messages_visible", `SELECT ${MESSAGE} FROM messages WHERE conversation_id = $1 AND NOT regenerated ORDER BY id`);
+const latest = statement(
+  "messages_latest",
+  `SELECT ${MESSAGE} FROM messages WHERE conversation_id = $1 AND NOT regenerated AND ($3::int IS NULL OR id < $3) ORDER BY id DESC LIMIT $2`,
+);
 const countVisible = statement("messages_count_visible", "SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1 AND NOT regenerated");
 const messageById = statement("messages_by_id", `SELECT ${MESSAGE} FROM messages WHERE id = $2 AND conversation_id = $1`);
 const latestAssistant = statement(
@@ -232,6 +236,7 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
     },
 
     messages: (conversationId) => all<MessageRecord>(pool, visible, [conversationId]),
+    latestMessages: (conversationId, limit, beforeId) => all<MessageRecord>(pool, latest, [conversationId, limit, beforeId ?? null]),
     countMessages: (conversationId) => countOf(pool, conversationId),
     findMessage: (conversationId, messageId) => one<MessageRecord>(pool, messageById, [conversationId, messageId]),
     async rate(messageId, rating) {

@@ -70,6 +70,12 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     "SELECT * FROM messages WHERE conversation_id IN (SELECT value FROM json_each(?)) AND regenerated = 0 ORDER BY conversation_id, id",
   );
   const visible = sqlite.prepare<[number], MessageRow>("SELECT * FROM messages WHERE conversation_id = ? AND regenerated = 0 ORDER BY id");
+  // The ids first, from the conversation's index entries: sorting whole rows would read every message's content.
+  const latest = sqlite.prepare<[{ conversation: number; before: number | null; limit: number }], MessageRow>(
+    `SELECT * FROM messages WHERE id IN (
+       SELECT id FROM messages WHERE conversation_id = @conversation AND regenerated = 0 AND (@before IS NULL OR id < @before) ORDER BY id DESC LIMIT @limit
+     ) ORDER BY id DESC`,
+  );
   const countVisible = sqlite.prepare<[number], number>("SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND regenerated = 0").pluck();
   const messageById = sqlite.prepare<[number, number], MessageRow>("SELECT * FROM messages WHERE id = ? AND conversation_id = ?");
   const lastAssistant = sqlite
@@ -239,6 +245,9 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
     },
     async messages(conversationId) {
       return visible.all(conversationId).map(toMessage);
+    },
+    async latestMessages(conversationId, limit, beforeId) {
+      return latest.all({ conversation: conversationId, before: beforeId ?? null, limit }).map(toMessage);
     },
     async countMessages(conversationId) {
       return countVisible.get(conversationId)!;
