@@ -41,6 +41,8 @@ export default defineConfig({
     "ingest-worker": "src/knowledge/ingest-worker.ts",
     // And the SQLite engine's WAL checkpointer (wal-checkpoints.ts starts `./checkpoint-worker.js`).
     "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts",
+    // And its bulk knowledge writer (knowledge-writer.ts starts `./knowledge-write-worker.js`).
+    "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts",
   },
   format: ["esm"],
   target: "node20",

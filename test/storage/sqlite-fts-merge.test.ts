@@ -68,9 +68,12 @@ describe.skipIf(testEngine === "postgres")("SQLite full-text merging", () => {
         documents: [{ fields: { name: `${i}.md`, type: "file", source: `/${i}.md`, url: null, content_hash: String(i), chunk_count: 1, bytes: 9, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: `note zk${i}y`, vector: Float32Array.from([1, 0, 0, 0]) }] }],
         now: NOW,
       });
-    // The write commits at once; a merge it needs carries on a turn later, when the other connection holds the lock.
+    const stored = other.prepare<[string], { x: number }>("SELECT 1 AS x FROM documents WHERE source = ?");
+    // Once the write has committed (here at once, on the writer thread once writes come in a row), the other
+    // connection takes the lock, so a merge the write needs, which carries on in later turns, cannot run.
     for (let i = 0; i < 12; i++) {
       const written = write(i);
+      while (!stored.get(`/${i}.md`)) await new Promise((resolve) => setTimeout(resolve, 1));
       other.exec("BEGIN IMMEDIATE");
       await expect(written).resolves.toMatchObject({});
       other.exec("ROLLBACK");

@@ -27,7 +27,7 @@ export default async function setup(): Promise<void> {
     build({
       ...quick,
       // `serve` starts the render worker, `ingest` the ingestion and checkpoint workers, from the CLI's own folder.
-      entry: { cli: "src/cli.ts", "render-worker": "src/render/render-worker.ts", "ingest-worker": "src/knowledge/ingest-worker.ts", "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts" },
+      entry: { cli: "src/cli.ts", "render-worker": "src/render/render-worker.ts", "ingest-worker": "src/knowledge/ingest-worker.ts", "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts", "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts" },
       outDir: TEST_CLI_DIR,
       // Unlike the package build, pure-JS dependencies go into the bundle: most of a CLI process's start is Node
       // loading some 200 small dependency modules, and the suite starts the CLI hundreds of times on two cores.

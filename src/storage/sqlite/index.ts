@@ -13,6 +13,7 @@ import { createConsoleSessionStore } from "./console-sessions.js";
 import { createIdempotencyStore } from "./idempotency.js";
 import { createKeyStore } from "./keys.js";
 import { createKnowledgeStore } from "./knowledge.js";
+import { createKnowledgeWriter } from "./knowledge-writer.js";
 import { createLeadStore } from "./leads.js";
 import { openDatabase, type Sqlite } from "./open.js";
 import { createOrgStore } from "./orgs.js";
@@ -52,6 +53,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const batched = createCommitBatch(sqlite);
     const dataVersion = createDataVersion(sqlite, file);
     const checkpoints = createWalCheckpoints(sqlite);
+    const writer = createKnowledgeWriter(sqlite);
     return {
       engine: "sqlite",
       sqlite,
@@ -64,7 +66,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       leads: createLeadStore(sqlite, record),
       analytics: createAnalyticsStore(sqlite, keying),
       corrections: createCorrectionStore(sqlite),
-      knowledge: createKnowledgeStore(sqlite, checkpoints),
+      knowledge: createKnowledgeStore(sqlite, checkpoints, writer),
       webhooks: createWebhookStore(sqlite),
       outbox: createOutboxStore(sqlite, record, batched),
       settings: createSettingStore(sqlite),
@@ -81,6 +83,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       releaseMemory: () => releaseMemory(sqlite),
       async close() {
         dataVersion.close();
+        await writer.close();
         await checkpoints.close();
         if (sqlite.open) sqlite.close();
       },

@@ -1,34 +1,24 @@
-import type { ChunkRecord, DocumentBatch, DocumentFields, DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
+import type { ChunkRecord, DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
 import { ftsMatch } from "./fts-match.js";
 import { createFullTextMerger } from "./fts-merge.js";
 import { createTermSelector } from "./fts-terms.js";
 import { createFullTextSearch } from "./full-text.js";
+import { createBatchWrite, EMBEDDER_SETTING, recordEmbedderStatement, toBlob } from "./knowledge-write.js";
+import type { KnowledgeWriter } from "./knowledge-writer.js";
 import type { Sqlite } from "./open.js";
 import type { WalCheckpoints } from "./wal-checkpoints.js";
-
-/** The settings row naming the embedder that built the stored vectors. */
-const EMBEDDER_SETTING = "knowledge.embedder";
 
 /**
  * Documents, chunks (FTS5 rows follow them by trigger) and float32 vectors in
  * `chunk_embeddings` (deleted with their chunk by foreign key; a trigger counts
  * removed or replaced ones per chatbot in `chunk_embedding_revisions`).
  */
-export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints): KnowledgeStore {
+export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints, writer: KnowledgeWriter): KnowledgeStore {
   migrateLegacyVectors(sqlite);
   const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
   const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
   const hashes = sqlite.prepare<[number, number, number], { id: number; source: string; content_hash: string }>(
     "SELECT id, source, content_hash FROM documents WHERE chatbot_id = ? AND id > ? ORDER BY id LIMIT ?",
-  );
-  const insertDoc = sqlite
-    .prepare<[number, string, string, string, string | null, string, number, number, string | null, string | null, string | null, string, string], number>(
-      `INSERT INTO documents (chatbot_id, name, type, source, url, content_hash, chunk_count, bytes, etag, last_modified, fetched_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    )
-    .pluck();
-  const updateDoc = sqlite.prepare<[string, string, string | null, string, number, number, string | null, string | null, string | null, string, number]>(
-    "UPDATE documents SET name = ?, type = ?, url = ?, content_hash = ?, chunk_count = ?, bytes = ?, etag = ?, last_modified = ?, fetched_at = ?, updated_at = ? WHERE id = ?",
   );
   const webDocs = sqlite.prepare<[number], WebDocument>(
     "SELECT id, source, content_hash, etag, last_modified FROM documents WHERE chatbot_id = ? AND fetched_at IS NOT NULL ORDER BY id",
@@ -42,8 +32,6 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
   const markFetched = sqlite.prepare<[string | null, string | null, string, number, number]>(
     "UPDATE documents SET etag = ?, last_modified = ?, fetched_at = ? WHERE id = ? AND chatbot_id = ?",
   );
-  const deleteChunks = sqlite.prepare<[number]>("DELETE FROM chunks WHERE document_id = ?");
-  const insertChunk = sqlite.prepare<[number, number, number, string, string]>("INSERT INTO chunks (document_id, chatbot_id, ordinal, heading, content) VALUES (?, ?, ?, ?, ?)");
   const list = sqlite.prepare<[number], DocumentRecord>(
     "SELECT id, name, type, source, url, chunk_count, bytes, created_at, updated_at FROM documents WHERE chatbot_id = ? ORDER BY id",
   );
@@ -58,10 +46,6 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
   const botsWithChunks = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id").pluck();
 
   const readSetting = sqlite.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck();
-  const writeSetting = sqlite.prepare<[string, string, string]>(
-    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-  );
-  const insertVector = sqlite.prepare<[number, number, Buffer]>("INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?)");
   const upsertVector = sqlite.prepare<[number, number, Buffer]>(
     "INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
   );
@@ -85,36 +69,9 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     const value = readSetting.get(EMBEDDER_SETTING);
     return value === undefined ? undefined : (JSON.parse(value) as EmbedderRecord);
   };
-  const recordEmbedder = (e: EmbedderRecord, now: string) => writeSetting.run(EMBEDDER_SETTING, JSON.stringify({ spec: e.spec, dimension: e.dimension }), now);
+  const recordEmbedder = recordEmbedderStatement(sqlite);
 
-  const writeBatch = sqlite.transaction(({ chatbot_id: chatbotId, embedder: used, documents, now, replace_only: replaceOnly = false }: DocumentBatch) => {
-    if (!embedder()) recordEmbedder(used, now);
-    let added = 0;
-    let updated = 0;
-    for (const { fields: d, chunks } of documents) {
-      // Looked up again inside the transaction: another process may have written it since.
-      const existing = bySource.get(chatbotId, d.source);
-      let documentId: number;
-      if (existing) {
-        deleteChunks.run(existing.id);
-        updateDoc.run(d.name, d.type, d.url, d.content_hash, d.chunk_count, d.bytes, d.etag, d.last_modified, d.fetched_at, now, existing.id);
-        documentId = existing.id;
-        updated++;
-      } else if (replaceOnly) {
-        continue;
-      } else {
-        documentId = insertDocument(chatbotId, d, now);
-        added++;
-      }
-      chunks.forEach((chunk, ordinal) => {
-        const chunkId = Number(insertChunk.run(documentId, chatbotId, ordinal, chunk.heading, chunk.content).lastInsertRowid);
-        insertVector.run(chunkId, chatbotId, toBlob(chunk.vector));
-      });
-    }
-    return { added, updated };
-  });
-  const insertDocument = (chatbotId: number, d: DocumentFields, now: string) =>
-    insertDoc.get(chatbotId, d.name, d.type, d.source, d.url, d.content_hash, d.chunk_count, d.bytes, d.etag, d.last_modified, d.fetched_at, now, now)!;
+  const writeBatch = createBatchWrite(sqlite);
 
   const replaceVectors = sqlite.transaction((used: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]) => {
     if (recreate) {
@@ -137,10 +94,12 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
       return hashes.all(chatbotId, afterId, limit);
     },
     async writeBatch(batch) {
-      checkpoints.busy();
-      const written = writeBatch.immediate(batch);
-      await merger.settle();
-      return written;
+      return writer.write(batch, async () => {
+        checkpoints.busy();
+        const written = writeBatch.immediate(batch);
+        await merger.settle();
+        return written;
+      });
     },
     async documents(chatbotId) {
       return list.all(chatbotId);
@@ -226,10 +185,6 @@ export function migrateLegacyVectors(sqlite: Sqlite): void {
       );
     })
     .immediate();
-}
-
-function toBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
 function toVector(blob: Buffer): Float32Array {
