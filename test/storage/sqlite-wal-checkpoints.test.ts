@@ -3,8 +3,11 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { questionKey } from "../../src/analytics/questions.js";
+import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { openDatabase } from "../../src/storage/sqlite/open.js";
 import { createWalCheckpoints } from "../../src/storage/sqlite/wal-checkpoints.js";
+import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
 
@@ -77,6 +80,21 @@ describe.skipIf(testEngine === "postgres")("SQLite WAL checkpoints during bulk w
     // The next write starts the log over.
     sqlite.exec("DELETE FROM grown WHERE rowid = 1");
     expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(16 * 1024 * 1024);
+  });
+
+  it("moves checkpoints to the worker during a burst of small commits (conversation starts, webhook settlements), not for a few", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const storage = openSqliteStorage(join(dir.dir, "burst.db"), { encodeEvent: encodeWebhookEvent, questionKey });
+    cleanups.push(() => storage.close());
+    const autocheckpoint = () => storage.sqlite.pragma("wal_autocheckpoint", { simple: true });
+    // Each settlement is its own commit (awaited one after another), as under steady webhook traffic.
+    const settle = () => storage.outbox.settle([], { now: Date.now(), limit: 1, leaseUntil: Date.now() + 1_000 });
+    for (let i = 0; i < 3; i++) await settle();
+    expect(autocheckpoint()).toBe(1000);
+    // However slow the machine, a few hundred of them in a row make a burst.
+    for (let i = 0; i < 300 && autocheckpoint() === 1000; i++) await settle();
+    expect(autocheckpoint()).toBeGreaterThan(1000);
   });
 
   it("does nothing for an in-memory database", async () => {

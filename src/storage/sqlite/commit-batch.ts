@@ -3,6 +3,18 @@ import type { Sqlite } from "./open.js";
 /** Runs a write (a `sqlite.transaction` function call) in the next shared commit; settles after it. */
 export type CommitBatch = <T>(write: () => T) => Promise<T>;
 
+/**
+ * Commits this close together are a burst: the log grows
+ * fast enough that SQLite's own checkpoints, run by the committing
+ * connection, would stall the event loop on their page copies and fsyncs.
+ */
+const BURST_COMMITS_PER_SECOND = 20;
+
+export interface CommitBatchOptions {
+  /** Called on every commit of a burst (e.g. to move checkpoints to their own thread). */
+  onBurst?: () => void;
+}
+
 interface Queued {
   write: () => unknown;
   resolve: (value: never) => void;
@@ -23,8 +35,19 @@ interface Queued {
  * const batched = createCommitBatch(sqlite);
  * const id = await batched(() => insertConversation(row));
  */
-export function createCommitBatch(sqlite: Sqlite): CommitBatch {
+export function createCommitBatch(sqlite: Sqlite, { onBurst }: CommitBatchOptions = {}): CommitBatch {
   let queue: Queued[] = [];
+  let windowStart = 0;
+  let commitsInWindow = 0;
+
+  const noteCommit = () => {
+    const now = performance.now();
+    if (now - windowStart > 1000) {
+      windowStart = now;
+      commitsInWindow = 0;
+    }
+    if (++commitsInWindow >= BURST_COMMITS_PER_SECOND) onBurst?.();
+  };
 
   const runAll = sqlite.transaction((items: Queued[]) =>
     items.map((item) => {
@@ -46,6 +69,7 @@ export function createCommitBatch(sqlite: Sqlite): CommitBatch {
       for (const item of items) item.reject(error);
       return;
     }
+    noteCommit();
     outcomes.forEach((outcome, i) => (outcome.ok ? items[i]!.resolve(outcome.value as never) : items[i]!.reject(outcome.error)));
   };
 

@@ -49,10 +49,11 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const credits = createCredits(sqlite);
     const probe = createWriteProbe(sqlite);
     const keying = createQuestionKeying(sqlite, options.questionKey);
-    // One per connection: conversation starts and the webhook worker's settlements share commits.
-    const batched = createCommitBatch(sqlite);
-    const dataVersion = createDataVersion(sqlite, file);
     const checkpoints = createWalCheckpoints(sqlite);
+    // One per connection: conversation starts and the webhook worker's settlements share commits;
+    // a burst of them is bulk writing, whose checkpoints belong off the event loop too.
+    const batched = createCommitBatch(sqlite, { onBurst: () => checkpoints.busy() });
+    const dataVersion = createDataVersion(sqlite, file);
     const writer = createKnowledgeWriter(sqlite);
     return {
       engine: "sqlite",

@@ -26,7 +26,7 @@ const IDLE_MS = 2_000;
 
 /** Checkpoints of a connection's write-ahead log during bulk writes. */
 export interface WalCheckpoints {
-  /** A knowledge write is about to run: from the second in a row, checkpoints move to their own thread until writes pause. */
+  /** A bulk write is about to run (knowledge writes, a burst of commits): from the second in a row, checkpoints move to their own thread until writes pause. */
   busy(): void;
   /** Stops the checkpointer, if running; before the connection closes. */
   close(): Promise<void>;
