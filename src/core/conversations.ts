@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Chatbot, Chatbots } from "./chatbots.js";
 import { nowIso } from "./clock.js";
@@ -6,6 +5,7 @@ import { ChatsvcError } from "./errors.js";
 import type { AgentRef, ConversationEndedPayload, ConversationPayload, EventBus, EventName } from "./events.js";
 import type { Message, Messages, RatedMessage } from "./messages.js";
 import { checkRange, DEFAULT_PER_PAGE, pageMeta, pageQueryShape, type Page, type PageQuery } from "./pagination.js";
+import { timeSortedId } from "./sorted-ids.js";
 import type { ConversationRecord as StoredConversation, ConversationRef, ConversationStore, EndedRecord, HandlingChange, ListFilter, RecordedEvent, TurnRefusal } from "./storage/index.js";
 import { body, containsNul, email, noNul, oneOf, parse, text } from "./validation.js";
 
@@ -284,7 +284,7 @@ export function createConversations(store: ConversationStore, { chatbots, messag
       const { result: row, events: recorded } = await store.start(
         {
           chatbot_id: bot.id,
-          session_id: `${source}_${randomBytes(24).toString("base64url")}`,
+          session_id: `${source}_${timeSortedId(24, "base64url")}`,
           visitor_id: data.visitor_id ?? null,
           visitor_name: data.visitor_name ?? null,
           visitor_email: data.visitor_email ?? null,

@@ -68,6 +68,26 @@ describe("delivery", () => {
     expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(sent.length);
   });
 
+  it("gives later conversations and their webhook deliveries ids that sort after earlier ones, so receivers and logs can order them", async () => {
+    const h = await harness();
+    const r = await receiver();
+    await register(h, `${r.url}/hook`, ["conversation_started"]);
+    const started: { conversation_id: number; session_id: string }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await h.call("/chatbots/demo/conversations", { json: { visitor_id: `v${i}` } });
+      expect(res.status).toBe(201);
+      started.push(res.body.data);
+      // The ids start with the millisecond: the next conversation is in a later one.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const sessions = started.map((c) => c.session_id);
+    expect([...sessions].sort()).toEqual(sessions);
+    const got = await r.waitFor(5);
+    const ids = got.sort((a, b) => a.json.data.id - b.json.data.id).map((g) => g.headers["webhook-id"] as string);
+    expect(ids.map((id) => id.replace(/^msg_/, "")).sort()).toEqual(ids.map((id) => id.replace(/^msg_/, "")));
+    for (const id of ids) expect(id).toMatch(/^msg_\w{20,}$/);
+  });
+
   it("sends only to active webhooks of the event's organisation subscribed to it (a rolled-back write sends nothing: test/storage/contract.test.ts)", async () => {
     const h = await harness();
     const leads = await receiver();

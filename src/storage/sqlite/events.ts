@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { conversationOf, type DomainEvent } from "../../core/events.js";
+import { timeSortedId } from "../../core/sorted-ids.js";
 import type { OutboxEncoder, RecordedEvent } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
 
@@ -29,7 +29,8 @@ export function createRecorder(sqlite: Sqlite, encode: OutboxEncoder): Recorder 
     const now = new Date();
     const iso = now.toISOString();
     const conversationId = conversationOf(event);
-    for (const hook of hooks) insert.run(hook.id, `msg_${randomUUID().replace(/-/g, "")}`, event.name, payload, conversationId, now.getTime(), iso, iso);
+    // Time-sorted ids: a batch of new deliveries appends to the message_id index instead of dirtying a page per row.
+    for (const hook of hooks) insert.run(hook.id, `msg_${timeSortedId(10, "hex")}`, event.name, payload, conversationId, now.getTime(), iso, iso);
     return { event, deliveries: hooks.length };
   };
 }
