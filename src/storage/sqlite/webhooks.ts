@@ -54,6 +54,14 @@ export function createWebhookStore(sqlite: Sqlite): WebhookStore {
   };
 }
 
+/** What a batch's attempts add to one webhook's counters: written once per webhook, not once per attempt. */
+interface Tally {
+  total: number;
+  failed: number;
+  now: string;
+  failure: { code: number | null; error: string; now: string } | null;
+}
+
 export function createOutboxStore(sqlite: Sqlite, record: Recorder, batched: CommitBatch): OutboxStore {
   const due = sqlite.prepare<[number, number], DueDelivery>(
     `SELECT d.id, d.webhook_id, d.message_id, d.payload, d.attempts, w.url, w.secret
@@ -88,12 +96,16 @@ export function createOutboxStore(sqlite: Sqlite, record: Recorder, batched: Com
   const prune = sqlite.prepare<[number]>("DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND next_attempt_at < ?");
   const releaseOne = sqlite.prepare<[number, number]>("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'");
 
-  const recordAttempt = (a: AttemptRecord) => {
+  const recordAttempt = (a: AttemptRecord, tallies: Map<number, Tally>) => {
     const changed = finishRow.run({ id: a.delivery_id, status: a.status, attempts: a.attempts, next: a.next_attempt_at, code: a.http_status, error: a.error, now: a.now }).changes;
     // The row is gone (webhook deleted) or another process finished it: nothing to count.
     if (changed === 0) return;
-    count.run({ id: a.webhook_id, total: a.first_attempt ? 1 : 0, failed: a.status === "failed" ? 1 : 0, now: a.now });
-    if (a.error !== null) noteFailure.run({ id: a.webhook_id, code: a.http_status, error: a.error, now: a.now });
+    let tally = tallies.get(a.webhook_id);
+    if (!tally) tallies.set(a.webhook_id, (tally = { total: 0, failed: 0, now: a.now, failure: null }));
+    if (a.first_attempt) tally.total++;
+    if (a.status === "failed") tally.failed++;
+    tally.now = a.now;
+    if (a.error !== null) tally.failure = { code: a.http_status, error: a.error, now: a.now };
     if (a.gone) {
       deactivate.run(a.now, a.webhook_id);
       dropPending.run("Not sent: the webhook was deactivated (410 Gone)", a.now, a.webhook_id);
@@ -103,7 +115,12 @@ export function createOutboxStore(sqlite: Sqlite, record: Recorder, batched: Com
   // One transaction records every finished attempt and claims the next rows:
   // at thousands of deliveries a second, per-row transactions would be the bottleneck.
   const settle = sqlite.transaction((attempts: AttemptRecord[], claim: { now: number; limit: number; leaseUntil: number }) => {
-    for (const a of attempts) recordAttempt(a);
+    const tallies = new Map<number, Tally>();
+    for (const a of attempts) recordAttempt(a, tallies);
+    for (const [id, t] of tallies) {
+      count.run({ id, total: t.total, failed: t.failed, now: t.now });
+      if (t.failure) noteFailure.run({ id, ...t.failure });
+    }
     if (claim.limit <= 0) return [];
     const rows = due.all(claim.now, claim.limit);
     for (const row of rows) lease.run(claim.leaseUntil, row.id);
