@@ -113,9 +113,11 @@ export class NodeEventStream implements FrameSink {
 
   pipe(res: ServerResponse): ServerResponse {
     this.#res = res;
-    if (this.#waiting.length > 0) res.write(this.#waiting.join(""));
+    if (this.#closed) res.end(this.#waiting.join(""));
+    else if (this.#waiting.length > 0) res.write(this.#waiting.join(""));
+    // The head goes out now, while the model thinks: the client sees the answer start, and the first delta is a write of its own.
+    else res.flushHeaders();
     this.#waiting = [];
-    if (this.#closed) res.end();
     return res;
   }
 }
