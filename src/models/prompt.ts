@@ -40,7 +40,20 @@ const visitorMessage = (text: string) => `<visitor_message>\n${neutraliseFences(
 // Built once: constructing Intl.DisplayNames costs ~0.05 ms, ten times a lookup.
 const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
 
+// A chatbot's language is asked for on every turn; its name never changes.
+const languageNames = new Map<string, string>();
+
 function languageName(code: string): string {
+  let known = languageNames.get(code);
+  if (known === undefined) {
+    known = nameOf(code);
+    // Codes come from chatbot settings, a handful per install; the bound only guards against a flood of odd ones.
+    if (languageNames.size < 1000) languageNames.set(code, known);
+  }
+  return known;
+}
+
+function nameOf(code: string): string {
   try {
     const name = LANGUAGES.of(code);
     return name && name !== code ? `${name} (${code})` : code;
