@@ -1,5 +1,5 @@
 import type { KnowledgeStore } from "../core/storage/index.js";
-import type { Embedder } from "./embedders/index.js";
+import { dot, type Embedder } from "./embedders/index.js";
 import { normalize } from "./embedders/types.js";
 import { prepareExpansion, type QueryExpansion } from "./expansion.js";
 import { embeddingText } from "./ingest.js";
@@ -69,15 +69,20 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     await vectors.assertCompatible(model.spec);
     // Neural embedders place synonyms and related words near each other already; the hash embedder only matches the words it is given.
     const hash = model.spec === "hash";
+    const pool = Math.max(k * 4, 24);
+    // Full text needs only the question: it runs while the question is expanded and embedded, and the store
+    // may look up what both need to know of the words in one round trip.
+    const words = ftsWords(text);
+    const textSearch = words.length > 0 ? store.fullText(chatbotId, words, pool) : Promise.resolve([]);
+    // Awaited below; until then a failure must not count as unhandled when the expansion fails first.
+    textSearch.catch(() => {});
     const expansion = await expandKnown(store, text, hash);
     const expandVector = hash && expansion.words.length > 0;
     const [asked, expanded] = await model.embed(expandVector ? [text, expansion.words.join(" ")] : [text]);
     const queryVector = expanded ? combine(asked!, expanded, EXPANSION_WEIGHT) : asked!;
-    const pool = Math.max(k * 4, 24);
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const words = ftsWords(text);
-    const [textHits, vectorHits] = await Promise.all([words.length > 0 ? store.fullText(chatbotId, words, pool) : [], vectors.nearest(chatbotId, queryVector, pool)]);
+    const [textHits, vectorHits] = await Promise.all([textSearch, vectors.nearest(chatbotId, queryVector, pool)]);
     textHits.forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
     vectorHits.forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
@@ -87,12 +92,12 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     });
 
     const textOnly = [...candidates].filter(([, entry]) => entry.similarity === undefined).map(([id]) => id);
-    const [textOnlySimilarity, rows] = await Promise.all([vectors.similarities(textOnly, queryVector), store.chunks([...candidates.keys()])]);
+    const rows = await store.chunks([...candidates.keys()], textOnly);
     const cover = coverageOf(queryTerms, expansion.related);
     const meaning = hash ? sentenceSimilarity(text, chunkMeaning) : () => 0;
     const scored = rows.map((row) => {
       const entry = candidates.get(row.id)!;
-      const similarity = entry.similarity ?? textOnlySimilarity.get(row.id) ?? 0;
+      const similarity = entry.similarity ?? (row.vector ? dot(queryVector, row.vector) : 0);
       const chunkText = embeddingText(row);
       const lexical = relevance(similarity, cover(chunkText), model.spec);
       const heading = HEADING_BONUS * cover(row.heading);

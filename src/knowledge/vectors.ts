@@ -1,5 +1,5 @@
 import { ChatsvcError } from "../core/errors.js";
-import type { ChangeFeed, EmbedderRecord, KnowledgeStore } from "../core/storage/index.js";
+import type { ChangeFeed, EmbedderRecord, KnowledgeStore, VectorState } from "../core/storage/index.js";
 import { dot } from "./embedders/index.js";
 import { createQuantizedVectors, type QuantizedVectors } from "./quantized-vectors.js";
 
@@ -56,9 +56,9 @@ export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
     return embedder.value;
   };
 
-  /** The chatbot's in-memory copy, brought up to date with the store. */
-  const refresh = async (chatbotId: number, dimension: number): Promise<QuantizedVectors | undefined> => {
-    const { max_id: maxId, revision } = await store.vectorState(chatbotId);
+  /** The chatbot's in-memory copy, brought up to date with the store (as of `known`, a state read during this search, when given). */
+  const refresh = async (chatbotId: number, dimension: number, known?: VectorState): Promise<QuantizedVectors | undefined> => {
+    const { max_id: maxId, revision } = known ?? (await store.vectorState(chatbotId));
     let cached = cache.get(chatbotId);
     if (maxId === null) {
       cache.delete(chatbotId);
@@ -79,20 +79,19 @@ export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
     return cached.index;
   };
 
-  const current = (chatbotId: number, dimension: number): Promise<QuantizedVectors | undefined> => {
+  const current = (chatbotId: number, dimension: number, known?: VectorState): Promise<QuantizedVectors | undefined> => {
     let pending = refreshing.get(chatbotId);
     if (!pending) {
-      pending = refresh(chatbotId, dimension).finally(() => refreshing.delete(chatbotId));
+      pending = refresh(chatbotId, dimension, known).finally(() => refreshing.delete(chatbotId));
       refreshing.set(chatbotId, pending);
     }
     return pending;
   };
 
-  const similarities = async (ids: number[], vector: Float32Array): Promise<Map<number, number>> => {
-    const out = new Map<number, number>();
-    if (ids.length === 0) return out;
-    for (const [id, stored] of await store.vectorsOf(ids)) out.set(id, dot(vector, stored));
-    return out;
+  /** The copy as it stands, when there is one of that dimension and no refresh is under way. */
+  const standing = (chatbotId: number, dimension: number): Cached | undefined => {
+    const cached = cache.get(chatbotId);
+    return cached && cached.index.dimension === dimension && !refreshing.has(chatbotId) ? cached : undefined;
   };
 
   return {
@@ -118,24 +117,41 @@ export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
       }
     },
 
-    /** The chatbot's `k` nearest chunks by cosine distance (exact, float), nearest first; empty before any vector was stored. */
+    /**
+     * The chatbot's `k` nearest chunks by cosine distance (exact, float), nearest first; empty before any vector was stored.
+     * The copy in memory gives the candidates and the store's state comes back with their float vectors, in one
+     * round trip: when that state shows the copy was stale, the copy catches up and the search runs again on it.
+     */
     async nearest(chatbotId: number, vector: Float32Array, k: number): Promise<VectorHit[]> {
       const stored = await record();
       if (!stored || stored.dimension !== vector.length) return [];
+      const ranked = async (index: QuantizedVectors) => {
+        const found = index.candidates(vector, Math.max(k * RESCORE_FACTOR, MIN_RESCORED));
+        // A candidate whose highest possible float score is below the k-th best lowest one ranks below k others: its vector is not read.
+        const bar = found.length <= k ? -Infinity : found.map((c) => c.score - c.error).sort((x, y) => y - x)[k - 1]!;
+        const { state, vectors } = await store.vectorsOf(
+          chatbotId,
+          found.filter((c) => c.score + c.error >= bar).map((c) => c.id),
+        );
+        const hits = vectors
+          .map(([id, stored]): [number, number] => [id, dot(vector, stored)])
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, k)
+          .map(([chunk_id, similarity]) => ({ chunk_id, distance: 1 - similarity }));
+        return { state, hits };
+      };
+      const cached = standing(chatbotId, stored.dimension);
+      if (cached) {
+        // Taken before the wait: a refresh for another search may move the copy on meanwhile.
+        const { maxId, revision } = cached;
+        const { state, hits } = await ranked(cached.index);
+        if (state.max_id === maxId && state.revision === revision) return hits;
+        const index = await current(chatbotId, stored.dimension, state);
+        return index ? (await ranked(index)).hits : [];
+      }
       const index = await current(chatbotId, stored.dimension);
-      if (!index) return [];
-      const found = index.candidates(vector, Math.max(k * RESCORE_FACTOR, MIN_RESCORED));
-      // A candidate whose highest possible float score is below the k-th best lowest one ranks below k others: its vector is not read.
-      const bar = found.length <= k ? -Infinity : found.map((c) => c.score - c.error).sort((x, y) => y - x)[k - 1]!;
-      const scored = await similarities(found.filter((c) => c.score + c.error >= bar).map((c) => c.id), vector);
-      return [...scored]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, k)
-        .map(([chunk_id, similarity]) => ({ chunk_id, distance: 1 - similarity }));
+      return index ? (await ranked(index)).hits : [];
     },
-
-    /** Cosine similarity of stored chunk vectors to `vector`, for candidates that only full-text search found. */
-    similarities,
   };
 }
 

@@ -192,6 +192,32 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect(await storage.knowledge.hasChunks(bot.id)).toBe(false);
   });
 
+  it("reads chunks with the vectors asked for, and vectors with the chatbot's vector state of the same moment", async () => {
+    const { storage, bot } = await seeded();
+    const chunk = (content: string, x: number) => ({ heading: "", content, vector: Float32Array.from([x, 1 - x, 0, 0]) });
+    const fields = { name: "a", type: "file", source: "/a.md", url: null, content_hash: "h", chunk_count: 2, bytes: 1, etag: null, last_modified: null, fetched_at: null };
+    await storage.knowledge.writeBatch({ chatbot_id: bot.id, embedder: { spec: "test", dimension: 4 }, documents: [{ fields, chunks: [chunk("one", 0.25), chunk("two", 0.75)] }], now: NOW });
+    const [one, two] = (await storage.knowledge.chunksOfChatbot(bot.id)).map((c) => c.id);
+
+    const rows = await storage.knowledge.chunks([one!, two!], [two!]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(one!)!.vector).toBeUndefined();
+    expect([...byId.get(two!)!.vector!]).toEqual([0.75, 0.25, 0, 0]);
+    expect(byId.get(two!)!.content).toBe("two");
+
+    const read = await storage.knowledge.vectorsOf(bot.id, [one!, two! + 1000]);
+    expect(read.vectors.map(([id, v]) => [id, [...v]])).toEqual([[one, [0.25, 0.75, 0, 0]]]);
+    expect(read.state).toEqual(await storage.knowledge.vectorState(bot.id));
+    expect((await storage.knowledge.vectorsOf(bot.id, [])).state.max_id).toBe(two);
+
+    const [doc] = await storage.knowledge.documents(bot.id);
+    await storage.knowledge.removeDocument(bot.id, doc!.id);
+    const gone = await storage.knowledge.vectorsOf(bot.id, [one!]);
+    expect(gone.vectors).toEqual([]);
+    expect(gone.state.max_id).toBeNull();
+    expect(gone.state.revision).toBeGreaterThan(read.state.revision);
+  });
+
   it("pages through a chatbot's document sources and content hashes, oldest first", async () => {
     const { storage, bot } = await seeded();
     const doc = (name: string) => ({ fields: { name, type: "file", source: `/${name}`, url: null, content_hash: `hash-${name}`, chunk_count: 1, bytes: 1, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: name, vector: Float32Array.from([1, 0, 0, 0]) }] });

@@ -49,7 +49,7 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     await expect(written).resolves.toEqual({ added: 1, updated: 0 });
     const found = await storage.knowledge.fullText(bot.id, ["zw1q"], 5);
     expect(found).toHaveLength(1);
-    expect(await storage.knowledge.vectorsOf(found)).toEqual([[found[0], Float32Array.from([1, 1, 0, 0])]]);
+    expect((await storage.knowledge.vectorsOf(bot.id, found)).vectors).toEqual([[found[0], Float32Array.from([1, 1, 0, 0])]]);
   });
 
   it("reject a write that times out waiting for the lock, and the next one is stored", async () => {

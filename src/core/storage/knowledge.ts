@@ -115,8 +115,11 @@ export interface KnowledgeStore {
   /** Removes a document with its chunks and vectors; false when the chatbot has no such document. */
   removeDocument(chatbotId: number, documentId: number): Promise<boolean>;
   hasChunks(chatbotId: number): Promise<boolean>;
-  /** Chunks by id (any order; unknown ids left out). */
-  chunks(ids: number[]): Promise<ChunkRecord[]>;
+  /**
+   * Chunks by id (any order; unknown ids left out), each of `vectorsOf` with its
+   * stored vector when it has one: a search needs both of chunks only full-text found.
+   */
+  chunks(ids: number[], vectorsOf?: number[]): Promise<(ChunkRecord & { vector?: Float32Array })[]>;
   /** Every chunk of a chatbot in id order, for re-embedding. */
   chunksOfChatbot(chatbotId: number): Promise<{ id: number; heading: string; content: string }[]>;
   chatbotsWithChunks(): Promise<number[]>;
@@ -133,7 +136,12 @@ export interface KnowledgeStore {
   vectorState(chatbotId: number): Promise<VectorState>;
   /** The chatbot's first `limit` vectors with chunk ids above `afterId`, in id order. */
   vectorsAfter(chatbotId: number, afterId: number, limit: number): Promise<[chunkId: number, vector: Float32Array][]>;
-  vectorsOf(chunkIds: number[]): Promise<[chunkId: number, vector: Float32Array][]>;
+  /**
+   * The stored vectors of `chunkIds` with the chatbot's {@link VectorState}, read
+   * together: a search checks the in-process copy it took candidates from against
+   * that state instead of asking for it first.
+   */
+  vectorsOf(chatbotId: number, chunkIds: number[]): Promise<{ state: VectorState; vectors: [chunkId: number, vector: Float32Array][] }>;
   /**
    * One transaction: with `recreate`, drops every vector and records `embedder`;
    * then stores each chunk's new vector in place of its old one.

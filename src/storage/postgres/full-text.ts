@@ -45,23 +45,48 @@ export function createFullTextSearch(pool: pg.Pool) {
   let cache = new Map<string, number>();
   let limit = 0;
   let since = -Infinity;
+  let counting: Promise<void> | undefined;
+  let batch: { words: Set<string>; counted: Promise<Map<string, number>> } | undefined;
 
-  const refresh = async () => {
+  const refresh = (): Promise<void> | undefined => {
     const now = Date.now();
-    if (now - since > CACHE_MS || cache.size > CACHE_MAX) {
+    if (now - since <= CACHE_MS && cache.size <= CACHE_MAX) return undefined;
+    counting ??= (async () => {
+      const n = (await one<{ n: number }>(pool, total))!.n;
       cache = new Map();
-      limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * (await one<{ n: number }>(pool, total))!.n);
+      limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * n);
       since = now;
+    })().finally(() => (counting = undefined));
+    return counting;
+  };
+
+  /*
+   * Words asked for in the same turn of the event loop are counted in one
+   * statement: a search asks for the words of its full-text query and for the
+   * words its expansion offers at once.
+   */
+  const count = (words: string[]): Promise<Map<string, number>> => {
+    if (!batch) {
+      const asked = new Set<string>();
+      const counted = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        batch = undefined;
+        const found = new Map<string, number>();
+        for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [[...asked]])) found.set(word, n);
+        for (const [word, n] of found) cache.set(word, n);
+        return found;
+      });
+      batch = { words: asked, counted };
     }
+    for (const word of words) batch.words.add(word);
+    return batch.counted;
   };
 
   const documentFrequencies = async (words: string[]): Promise<Map<string, number>> => {
     await refresh();
-    const missing = [...new Set(words.filter((w) => !cache.has(w)))];
-    if (missing.length > 0) {
-      for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [missing])) cache.set(word, n);
-    }
-    return cache;
+    const missing = words.filter((w) => !cache.has(w));
+    if (missing.length === 0) return cache;
+    const counted = await count(missing);
+    return new Map(words.map((w) => [w, cache.get(w) ?? counted.get(w) ?? 0]));
   };
 
   const select = async (words: string[]): Promise<string[]> => {

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { EmbedderRecord, KnowledgeStore, VectorState, WebDocument } from "../../core/storage/index.js";
+import type { ChunkRecord, EmbedderRecord, KnowledgeStore, VectorState, WebDocument } from "../../core/storage/index.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { createFullTextSearch, createFullTextSettler } from "./full-text.js";
 import { bumpRevision } from "./revisions.js";
@@ -60,8 +60,10 @@ const deleteDoc = statement("knowledge_delete_document", "DELETE FROM documents 
 const hasChunks = statement("knowledge_has_chunks", "SELECT 1 AS x FROM chunks WHERE chatbot_id = $1 LIMIT 1");
 const chunksByIds = statement(
   "knowledge_chunks_by_ids",
-  `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
-     FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ANY($1::int[])`,
+  `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url, e.embedding
+     FROM chunks c JOIN documents d ON d.id = c.document_id
+     LEFT JOIN chunk_embeddings e ON e.chunk_id = c.id AND c.id = ANY($2::int[])
+    WHERE c.id = ANY($1::int[])`,
 );
 const chunksOfBot = statement("knowledge_chunks_of_chatbot", "SELECT id, heading, content FROM chunks WHERE chatbot_id = $1 ORDER BY id");
 const botsWithChunks = statement("knowledge_chatbots_with_chunks", "SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id");
@@ -72,16 +74,18 @@ const writeSetting = statement(
    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 );
 const recordIfAbsent = statement("knowledge_record_embedder", "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING");
-const vectorState = statement(
-  "knowledge_vector_state",
-  `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = $1) AS max_id,
-          coalesce((SELECT revision FROM revisions WHERE scope = 'vectors:' || $1), 0)::int8 AS revision`,
-);
+const STATE = `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = $1) AS max_id,
+          coalesce((SELECT revision FROM revisions WHERE scope = 'vectors:' || $1), 0)::int8 AS revision`;
+const vectorState = statement("knowledge_vector_state", STATE);
 const vectorsAfter = statement(
   "knowledge_vectors_after",
   "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3",
 );
-const vectorsOf = statement("knowledge_vectors_of", "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id = ANY($1::int[])");
+// One row with a null chunk when none of the ids has a vector: the state always comes back.
+const vectorsOf = statement(
+  "knowledge_vectors_of",
+  `SELECT s.max_id, s.revision, e.chunk_id, e.embedding FROM (${STATE}) s LEFT JOIN chunk_embeddings e ON e.chunk_id = ANY($2::int[])`,
+);
 const lockChatbot = statement("knowledge_lock_chatbot", "SELECT pg_advisory_xact_lock($1, $2)");
 
 /*
@@ -162,7 +166,11 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
       }),
 
     hasChunks: async (chatbotId) => (await one(pool, hasChunks, [chatbotId])) !== undefined,
-    chunks: (ids) => (ids.length === 0 ? Promise.resolve([]) : all(pool, chunksByIds, [ids])),
+    async chunks(ids, withVectors = []) {
+      if (ids.length === 0) return [];
+      const rows = await all<ChunkRecord & { embedding: Buffer | null }>(pool, chunksByIds, [ids, withVectors]);
+      return rows.map(({ embedding, ...row }) => (embedding ? { ...row, vector: toVector(embedding) } : row));
+    },
     chunksOfChatbot: (chatbotId) => all(pool, chunksOfBot, [chatbotId]),
     chatbotsWithChunks: async () => (await all<{ chatbot_id: number }>(pool, botsWithChunks)).map((r) => r.chatbot_id),
     fullText: (chatbotId, words, limit) => fullText.search(chatbotId, words, limit),
@@ -173,13 +181,13 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
       return row ? (JSON.parse(row.value) as EmbedderRecord) : undefined;
     },
 
-    async vectorState(chatbotId) {
-      const row = (await one<{ max_id: number | null; revision: string }>(pool, vectorState, [chatbotId]))!;
-      return { max_id: row.max_id, revision: Number(row.revision) } satisfies VectorState;
-    },
+    vectorState: async (chatbotId) => toState((await one<StateRow>(pool, vectorState, [chatbotId]))!),
 
     vectorsAfter: async (chatbotId, afterId, limit) => rowsToVectors(await all(pool, vectorsAfter, [chatbotId, afterId, limit])),
-    vectorsOf: async (chunkIds) => (chunkIds.length === 0 ? [] : rowsToVectors(await all(pool, vectorsOf, [chunkIds]))),
+    async vectorsOf(chatbotId, chunkIds) {
+      const rows = await all<StateRow & { chunk_id: number | null; embedding: Buffer | null }>(pool, vectorsOf, [chatbotId, chunkIds]);
+      return { state: toState(rows[0]!), vectors: rows.flatMap((r): [number, Float32Array][] => (r.chunk_id === null ? [] : [[r.chunk_id, toVector(r.embedding!)]])) };
+    },
 
     replaceVectors: (embedder, recreate, vectors) =>
       transaction(pool, async (tx) => {
@@ -198,6 +206,14 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
       }),
   };
 }
+
+interface StateRow {
+  max_id: number | null;
+  /** int8 arrives as a string. */
+  revision: string;
+}
+
+const toState = (row: StateRow): VectorState => ({ max_id: row.max_id, revision: Number(row.revision) });
 
 /** Ingested files may contain U+0000, which PostgreSQL text cannot hold: it becomes U+FFFD, as an unreadable byte would. */
 function storable(text: string): string {

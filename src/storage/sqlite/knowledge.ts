@@ -81,6 +81,11 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     for (const v of vectors) upsertVector.run(v.chunk_id, v.chatbot_id, toBlob(v.vector));
   });
 
+  // One read transaction, so the state describes the vectors read (another process may write between two statements).
+  const vectorsWithState = sqlite.transaction((chatbotId: number, chunkIds: number[]) => ({
+    state: state.get(chatbotId, chatbotId)!,
+    vectors: chunkIds.length === 0 ? [] : vectorsByIds.all(JSON.stringify(chunkIds)).map(([id, blob]): [number, Float32Array] => [id, toVector(blob)]),
+  }));
   const removeDocument = sqlite.transaction((chatbotId: number, documentId: number) => deleteDoc.run(documentId, chatbotId).changes > 0);
 
   return {
@@ -130,8 +135,16 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     async hasChunks(chatbotId) {
       return hasChunks.get(chatbotId) !== undefined;
     },
-    async chunks(ids) {
-      return ids.length === 0 ? [] : chunksByIds.all(JSON.stringify(ids));
+    async chunks(ids, vectorsOf = []) {
+      if (ids.length === 0) return [];
+      const rows: (ChunkRecord & { vector?: Float32Array })[] = chunksByIds.all(JSON.stringify(ids));
+      if (vectorsOf.length === 0) return rows;
+      const vectors = new Map(vectorsByIds.all(JSON.stringify(vectorsOf)));
+      for (const row of rows) {
+        const blob = vectors.get(row.id);
+        if (blob) row.vector = toVector(blob);
+      }
+      return rows;
     },
     async chunksOfChatbot(chatbotId) {
       return chunksOfBot.all(chatbotId);
@@ -155,9 +168,8 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     async vectorsAfter(chatbotId, afterId, limit) {
       return vectorsAfter.all(chatbotId, afterId, limit).map(([id, blob]) => [id, toVector(blob)]);
     },
-    async vectorsOf(chunkIds) {
-      if (chunkIds.length === 0) return [];
-      return vectorsByIds.all(JSON.stringify(chunkIds)).map(([id, blob]) => [id, toVector(blob)]);
+    async vectorsOf(chatbotId, chunkIds) {
+      return vectorsWithState(chatbotId, chunkIds);
     },
     async replaceVectors(used, recreate, vectors) {
       checkpoints.busy();
