@@ -52,9 +52,11 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit, se
       if (sendsJson) return sendJson(event, result) ?? result;
     } else {
       // A stream (Server-Sent Events) or a Response: log once it is sent, with the status that went out.
-      nodeRes.once("close", () =>
-        logRequest(logger, event, { status: nodeRes.statusCode || statusOf(result, event), started, ip: ip(event), aborted: !nodeRes.writableFinished }),
-      );
+      const logSent = () =>
+        logRequest(logger, event, { status: nodeRes.statusCode || statusOf(result, event), started, ip: ip(event), aborted: !nodeRes.writableFinished });
+      // A handler may hand its stream over a turn later (streamed replies do), after a client that went away closed the response.
+      if (nodeRes.closed) logSent();
+      else nodeRes.once("close", logSent);
     }
     return result;
   };
