@@ -138,6 +138,9 @@ export function createOutboxStore(sqlite: Sqlite, record: Recorder, batched: Com
       return recordAlone.immediate(event);
     },
     async settle(attempts, claim) {
+      // An idle poll asks for the write lock only when a row is due: a bulk write (ingestion on the writer thread)
+      // holds that lock, and waiting for it here would hold the event loop.
+      if (attempts.length === 0 && (claim.limit <= 0 || due.get(claim.now, 1) === undefined)) return [];
       // In the commit the conversation starts of this turn share: it often claims the rows they queued.
       return batched(() => settle(attempts, claim));
     },
