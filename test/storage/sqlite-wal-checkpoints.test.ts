@@ -88,8 +88,10 @@ describe.skipIf(testEngine === "postgres")("SQLite WAL checkpoints during bulk w
     const storage = openSqliteStorage(join(dir.dir, "burst.db"), { encodeEvent: encodeWebhookEvent, questionKey });
     cleanups.push(() => storage.close());
     const autocheckpoint = () => storage.sqlite.pragma("wal_autocheckpoint", { simple: true });
-    // Each settlement is its own commit (awaited one after another), as under steady webhook traffic.
-    const settle = () => storage.outbox.settle([], { now: Date.now(), limit: 1, leaseUntil: Date.now() + 1_000 });
+    // Each settlement of a finished attempt is its own commit (awaited one after another), as under steady webhook
+    // traffic (an idle poll, with nothing to record or claim, commits nothing). The delivery it names is gone: nothing to count.
+    const attempt = { delivery_id: 999_999, webhook_id: 1, status: "delivered" as const, attempts: 1, next_attempt_at: Date.now(), http_status: 200, error: null, first_attempt: true, gone: false, now: new Date().toISOString() };
+    const settle = () => storage.outbox.settle([attempt], { now: Date.now(), limit: 1, leaseUntil: Date.now() + 1_000 });
     for (let i = 0; i < 3; i++) await settle();
     expect(autocheckpoint()).toBe(1000);
     // However slow the machine, a few hundred of them in a row make a burst.
