@@ -1,15 +1,9 @@
 import type { Worker } from "node:worker_threads";
 import { startModuleWorker } from "../../core/module-worker.js";
 import type { DocumentBatch } from "../../core/storage/index.js";
+import { createBulkWorker, type BulkWorker } from "./bulk-worker.js";
 import type { FromWriter, ToWriter, WriterSetup } from "./knowledge-write-worker.js";
 import type { Sqlite } from "./open.js";
-
-/**
- * Writes this close together are bulk writes: the second of them starts the
- * writer thread (one write alone, a single file or page, is not worth
- * starting it), which stops this long after the last.
- */
-const IDLE_MS = 2_000;
 
 type Written = { added: number; updated: number };
 
@@ -28,8 +22,8 @@ export interface KnowledgeWriter {
  * held the event loop for tens of milliseconds each, and longer whenever
  * another thread or process had the core; in a worker thread with its own
  * connection they hold only that thread. Requests keep reading meanwhile
- * (WAL); a write of theirs waits for the writer's lock, one transaction at
- * most. Best effort: when the worker cannot start or fails, writes stay here.
+ * (WAL); a write of theirs waits for the writer's lock in SQLite's busy
+ * handler. Best effort: when the worker cannot start or fails, writes stay here.
  *
  * @example
  * const writer = createKnowledgeWriter(sqlite);
@@ -37,28 +31,18 @@ export interface KnowledgeWriter {
  * await writer.close(); sqlite.close();
  */
 export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
-  let worker: Worker | undefined;
-  let idle: NodeJS.Timeout | undefined;
-  let lastWrite = -Infinity;
-  let failed = false;
   let nextId = 0;
   type Waiting = Map<number, { resolve: (written: Written) => void; reject: (error: Error) => void }>;
   // Per worker: one stopped after a pause must not take a later one's writes with it.
   const waitingOn = new WeakMap<Worker, Waiting>();
 
-  const start = (): Worker | undefined => {
-    let started: Worker;
-    try {
-      const setup: WriterSetup = {
-        file: sqlite.name,
-        busyTimeoutMs: sqlite.pragma("busy_timeout", { simple: true }) as number,
-        journalSizeLimit: sqlite.pragma("journal_size_limit", { simple: true }) as number,
-      };
-      started = startModuleWorker(import.meta.url, "knowledge-write-worker", { workerData: setup });
-    } catch {
-      failed = true;
-      return undefined;
-    }
+  const bulk: BulkWorker = createBulkWorker(sqlite, () => {
+    const setup: WriterSetup = {
+      file: sqlite.name,
+      busyTimeoutMs: sqlite.pragma("busy_timeout", { simple: true }) as number,
+      journalSizeLimit: sqlite.pragma("journal_size_limit", { simple: true }) as number,
+    };
+    const started = startModuleWorker(import.meta.url, "knowledge-write-worker", { workerData: setup });
     const waiting: Waiting = new Map();
     waitingOn.set(started, waiting);
     started.on("message", (message: FromWriter) => {
@@ -69,45 +53,22 @@ export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
       pending.reject(Object.assign(new Error(message.error.message), message.error.code && { code: message.error.code }));
     });
     const lost = (error: Error) => {
-      if (worker === started) {
-        failed = true;
-        worker = undefined;
-        clearTimeout(idle);
-      }
+      if (bulk.current() === started) bulk.fail(started);
       for (const { reject } of waiting.values()) reject(error);
       waiting.clear();
     };
     started.on("error", lost);
     started.on("exit", (code) => lost(new Error(`Knowledge writer stopped (exit code ${code})`)));
-    // Unreferenced while idle (it must not keep a process alive); a write waiting for it references it.
-    started.unref();
     return started;
-  };
-
-  const stop = async () => {
-    clearTimeout(idle);
-    idle = undefined;
-    const stopping = worker;
-    worker = undefined;
-    if (!stopping) return;
-    const exited = new Promise<void>((resolve) => stopping.once("exit", () => resolve()));
-    stopping.ref();
-    stopping.postMessage({ stop: true } satisfies ToWriter);
-    await exited;
-  };
+  });
 
   return {
     async write(batch, inThread) {
-      const now = performance.now();
-      const inRow = now - lastWrite < IDLE_MS;
-      lastWrite = now;
-      if (!worker && inRow && !failed && !sqlite.memory && sqlite.open) worker = start();
-      const writer = worker;
+      const writer = bulk.next();
       if (!writer) return inThread();
-      clearTimeout(idle);
-      idle = setTimeout(() => void stop(), IDLE_MS).unref();
       const id = nextId++;
       const waiting = waitingOn.get(writer)!;
+      // Unreferenced while idle (it must not keep a process alive); a write waiting for it references it.
       writer.ref();
       try {
         return await new Promise<Written>((resolve, reject) => {
@@ -115,9 +76,9 @@ export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
           writer.postMessage({ id, batch } satisfies ToWriter);
         });
       } finally {
-        if (waiting.size === 0 && worker === writer) writer.unref();
+        if (waiting.size === 0 && bulk.current() === writer) writer.unref();
       }
     },
-    close: stop,
+    close: bulk.stop,
   };
 }

@@ -1,6 +1,6 @@
-import type { Worker } from "node:worker_threads";
 import { startModuleWorker } from "../../core/module-worker.js";
-import type { CheckpointSetup, ToCheckpointWorker } from "./checkpoint-worker.js";
+import { createBulkWorker, type BulkWorker } from "./bulk-worker.js";
+import type { CheckpointSetup } from "./checkpoint-worker.js";
 import type { Sqlite } from "./open.js";
 
 /** SQLite's default: the committing connection checkpoints once the log holds this many pages. */
@@ -16,13 +16,6 @@ const FALLBACK_AUTOCHECKPOINT_PAGES = 16 * AUTOCHECKPOINT_PAGES;
 
 /** How often the checkpointer copies the log into the database file. */
 const INTERVAL_MS = 100;
-
-/**
- * Writes this close together are bulk writes: the checkpointer starts at the
- * second of them (one write alone, a single file or page, is not worth a
- * thread), and stops this long after the last.
- */
-const IDLE_MS = 2_000;
 
 /** Checkpoints of a connection's write-ahead log during bulk writes. */
 export interface WalCheckpoints {
@@ -49,51 +42,23 @@ export interface WalCheckpoints {
  * await checkpoints.close(); sqlite.close();
  */
 export function createWalCheckpoints(sqlite: Sqlite): WalCheckpoints {
-  let worker: Worker | undefined;
-  let idle: NodeJS.Timeout | undefined;
-  let lastBusy = -Infinity;
-  // A worker that failed is not started again: checkpoints stay with the committing connection.
-  let failed = false;
-
-  const stop = async () => {
-    clearTimeout(idle);
-    idle = undefined;
-    const stopping = worker;
-    worker = undefined;
-    if (!stopping) return;
-    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-    const exited = new Promise<void>((resolve) => stopping.once("exit", () => resolve()));
-    // Unreferenced while it runs (it must not keep a process alive), but the wait for its end must.
-    stopping.ref();
-    stopping.postMessage({ stop: true } satisfies ToCheckpointWorker);
-    await exited;
-  };
-
-  return {
-    busy() {
-      if (sqlite.memory || !sqlite.open || failed) return;
-      const now = performance.now();
-      const inRow = now - lastBusy < IDLE_MS;
-      lastBusy = now;
-      if (!worker) {
-        if (!inRow) return;
-        try {
-          worker = startModuleWorker(import.meta.url, "checkpoint-worker", { workerData: { file: sqlite.name, intervalMs: INTERVAL_MS } satisfies CheckpointSetup });
-        } catch {
-          failed = true;
-          return;
-        }
-        const started = worker;
-        started.on("error", () => {
-          failed = true;
-          if (worker === started) void stop();
-        });
-        started.unref();
-        sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-      }
-      clearTimeout(idle);
-      idle = setTimeout(() => void stop(), IDLE_MS).unref();
+  const bulk: BulkWorker = createBulkWorker(
+    sqlite,
+    () => {
+      const started = startModuleWorker(import.meta.url, "checkpoint-worker", { workerData: { file: sqlite.name, intervalMs: INTERVAL_MS } satisfies CheckpointSetup });
+      // A worker that failed is not started again: checkpoints stay with the committing connection.
+      started.on("error", () => bulk.fail(started));
+      sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      return started;
     },
-    close: stop,
+    {
+      onStop: () => {
+        if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+      },
+    },
+  );
+  return {
+    busy: () => void bulk.next(),
+    close: bulk.stop,
   };
 }
