@@ -50,7 +50,8 @@ function App() {
     whenSignedOut(() => setMe(null));
     call<Me>("session").then(
       (r) => setMe(r.data),
-      () => setMe(null),
+      // A refusal of this first check, answered after a link's sign-in finished (it was asked before), must not sign the user out.
+      () => setMe((current) => current ?? null),
     );
   }, []);
 
