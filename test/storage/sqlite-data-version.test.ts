@@ -72,4 +72,21 @@ describe.skipIf(testEngine === "postgres")("SQLite data version", () => {
     version.read();
     expect(pragmas.runs).toBe(2);
   });
+
+  it("reads once per event-loop turn and sees another connection's commit in the next turn", async () => {
+    const { file, sqlite } = open();
+    const version = createDataVersion(sqlite, file);
+    cleanups.push(() => version.close());
+    const other = new Database(file);
+    cleanups.push(() => other.close());
+    other.exec("CREATE TABLE t (v INTEGER)");
+    const before = version.readThisTurn();
+    other.prepare("INSERT INTO t VALUES (1)").run();
+    // Same turn: the turn's first answer holds, as for every request this turn handles.
+    expect(version.readThisTurn()).toBe(before);
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = version.readThisTurn();
+    expect(after).not.toBe(before);
+    expect(after).toBe(version.read());
+  });
 });

@@ -76,7 +76,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       idempotency: createIdempotencyStore(sqlite),
       consoleSessions: createConsoleSessionStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite),
-      changes: { version: () => dataVersion.read() },
+      changes: { version: () => dataVersion.readThisTurn() },
       async probeWrite() {
         probe();
       },
