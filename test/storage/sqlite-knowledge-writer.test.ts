@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { questionKey } from "../../src/analytics/questions.js";
+import type { DomainEvent } from "../../src/core/events.js";
 import type { DocumentBatch } from "../../src/core/storage/index.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
@@ -23,7 +24,7 @@ async function open(busyTimeoutMs: number) {
   const file = join(dir.dir, "writer.db");
   const storage = openSqliteStorage(file, { encodeEvent: encodeWebhookEvent, questionKey, busyTimeoutMs });
   cleanups.push(() => storage.close());
-  const { bot } = await seedTenant(storage, { at: NOW });
+  const { org, bot } = await seedTenant(storage, { at: NOW });
   const other = new Database(file);
   cleanups.push(() => other.close());
   const batch = (i: number): DocumentBatch => ({
@@ -32,7 +33,7 @@ async function open(busyTimeoutMs: number) {
     documents: [{ fields: { name: `${i}.md`, type: "file", source: `/${i}.md`, url: null, content_hash: String(i), chunk_count: 1, bytes: 9, etag: null, last_modified: null, fetched_at: null }, chunks: [{ heading: "", content: `note zw${i}q`, vector: Float32Array.from([i, 1, 0, 0]) }] }],
     now: NOW,
   });
-  return { storage, bot, other, batch };
+  return { storage, org, bot, other, batch };
 }
 
 describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", () => {
@@ -60,5 +61,44 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     other.exec("ROLLBACK");
     await expect(storage.knowledge.writeBatch(batch(2))).resolves.toEqual({ added: 1, updated: 0 });
     expect((await storage.knowledge.documents(bot.id)).map((d) => d.source)).toEqual(["/0.md", "/2.md"]);
+  });
+
+  it("let a chat turn's writes wait for the writer thread's transaction without holding the event loop, then store them", async () => {
+    // On this thread, the writes would wait inside SQLite's busy handler (blocking the event loop, so the COMMIT below never comes) and fail after it.
+    const { storage, org, bot, other, batch } = await open(2_000);
+    // Two writes in a row: the second and later ones run on the writer thread.
+    await storage.knowledge.writeBatch(batch(0));
+    await storage.knowledge.writeBatch(batch(1));
+    const event = (): DomainEvent => ({ name: "message_received", organizationId: org.id, data: {} as never });
+    const conversation = (session_id: string) =>
+      storage.conversations.start(
+        { chatbot_id: bot.id, session_id, visitor_id: null, visitor_name: null, visitor_email: null, visitor_phone: null, metadata: "{}", source: "api", source_url: null, ip: null, country: null, started_at: NOW, last_message_at: NOW, ended_at: null, organization_id: org.id, agent_name: bot.name, agent_slug: bot.slug },
+        event,
+      );
+    const { result: first } = await conversation("api_first");
+    // The writer's next transaction waits behind another connection's lock, holding the gate meanwhile.
+    other.exec("BEGIN IMMEDIATE");
+    const written = storage.knowledge.writeBatch(batch(2));
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setTimeout(resolve, 5));
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 5);
+    const turn = {
+      user: { role: "user" as const, content: "question", created_at: NOW },
+      assistant: { role: "assistant" as const, content: "<p>answer</p>", created_at: NOW },
+      charge: { organization_id: org.id, month: "2026-01", cost: 1 },
+    };
+    let ticksWhenStored = 0;
+    const stored = storage.conversations.storeTurn({ id: first.id, chatbot_id: bot.id }, turn, event).finally(() => (ticksWhenStored = ticks));
+    const second = conversation("api_second");
+    setTimeout(() => other.exec("COMMIT"), 300);
+    try {
+      await expect(written).resolves.toEqual({ added: 1, updated: 0 });
+      expect("refused" in (await stored)).toBe(false);
+      expect((await second).result.session_id).toBe("api_second");
+    } finally {
+      clearInterval(ticking);
+    }
+    expect(ticksWhenStored).toBeGreaterThan(0);
+    expect((await storage.conversations.messages(first.id)).map((m) => m.content)).toEqual(["question", "<p>answer</p>"]);
   });
 });

@@ -1,4 +1,5 @@
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 /** Runs a write (a `sqlite.transaction` function call) in the next shared commit; settles after it. */
 export type CommitBatch = <T>(write: () => T) => Promise<T>;
@@ -13,6 +14,8 @@ const BURST_COMMITS_PER_SECOND = 20;
 export interface CommitBatchOptions {
   /** Called on every commit of a burst (e.g. to move checkpoints to their own thread). */
   onBurst?: () => void;
+  /** Commits pass through it (see write-gate.ts). */
+  gate?: WriteGate;
 }
 
 interface Queued {
@@ -35,7 +38,7 @@ interface Queued {
  * const batched = createCommitBatch(sqlite);
  * const id = await batched(() => insertConversation(row));
  */
-export function createCommitBatch(sqlite: Sqlite, { onBurst }: CommitBatchOptions = {}): CommitBatch {
+export function createCommitBatch(sqlite: Sqlite, { onBurst, gate }: CommitBatchOptions = {}): CommitBatch {
   let queue: Queued[] = [];
   let windowStart = 0;
   let commitsInWindow = 0;
@@ -59,18 +62,24 @@ export function createCommitBatch(sqlite: Sqlite, { onBurst }: CommitBatchOption
     }),
   );
 
+  const commit = (items: Queued[]) => {
+    const outcomes = runAll.immediate(items);
+    noteCommit();
+    outcomes.forEach((outcome, i) => (outcome.ok ? items[i]!.resolve(outcome.value as never) : items[i]!.reject(outcome.error)));
+  };
+
   const flush = () => {
     const items = queue;
     queue = [];
-    let outcomes;
-    try {
-      outcomes = runAll.immediate(items);
-    } catch (error) {
+    const failed = (error: unknown) => {
       for (const item of items) item.reject(error);
-      return;
+    };
+    try {
+      const committed = gate ? gate.run(() => commit(items)) : commit(items);
+      if (committed instanceof Promise) committed.catch(failed);
+    } catch (error) {
+      failed(error);
     }
-    noteCommit();
-    outcomes.forEach((outcome, i) => (outcome.ok ? items[i]!.resolve(outcome.value as never) : items[i]!.reject(outcome.error)));
   };
 
   return <T>(write: () => T) =>

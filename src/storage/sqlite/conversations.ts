@@ -17,6 +17,7 @@ import type { CommitBatch } from "./commit-batch.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
 import type { QuestionKeying } from "./question-keys.js";
+import type { WriteGate } from "./write-gate.js";
 
 type MessageRow = Omit<MessageRecord, "regenerated" | "cannot_answer"> & { regenerated: number; cannot_answer: number };
 
@@ -41,7 +42,7 @@ const PAGE_FILTERS = `${FILTERS}
 
 type Charger = (charge: Charge) => { ok: boolean; credits: CreditRecord };
 
-export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger, keying: QuestionKeying, batched: CommitBatch): ConversationStore {
+export function createConversationStore(sqlite: Sqlite, record: Recorder, charge: Charger, keying: QuestionKeying, batched: CommitBatch, gate: WriteGate): ConversationStore {
   const byId = sqlite.prepare<[number], ConversationRecord>(`${SELECT} WHERE c.id = ?`);
   const insert = sqlite.prepare<Record<string, unknown>, number>(
     `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at)
@@ -226,7 +227,7 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       return byId.get(id);
     },
     async end(id, endedAt, event) {
-      return end.immediate(id, endedAt, event);
+      return gate.run(() => end.immediate(id, endedAt, event));
     },
     async page({ rating = null, text = null, ...filter }, { limit, offset }) {
       const params = { ...filter, rating, pattern: likePattern(text) };
@@ -257,19 +258,19 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       return row && toMessage(row);
     },
     async rate(messageId, rating) {
-      rate.immediate(messageId, rating);
+      return gate.run(() => void rate.immediate(messageId, rating));
     },
     async storeTurn(ref, turn, event) {
-      return storeTurn.immediate(ref, turn, event);
+      return gate.run(() => storeTurn.immediate(ref, turn, event));
     },
     async storeRegeneration(ref, replaces, assistant, toCharge) {
-      return storeRegeneration.immediate(ref, replaces, assistant, toCharge);
+      return gate.run(() => storeRegeneration.immediate(ref, replaces, assistant, toCharge));
     },
     async setHandling(ref, change, event) {
-      return setHandling.immediate(ref, change, event);
+      return gate.run(() => setHandling.immediate(ref, change, event));
     },
     async storeMessage(ref, message, event) {
-      return storeMessage.immediate(ref, message, event);
+      return gate.run(() => storeMessage.immediate(ref, message, event));
     },
   };
 }

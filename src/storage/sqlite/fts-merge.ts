@@ -14,12 +14,14 @@ const STEP_PAGES = 64;
  * fixed number of pages per index level: a synchronous step that grew with the
  * index and held the event loop far longer than the write itself.
  *
+ * `around` runs each step's transaction (the writer thread passes its write gate).
+ *
  * @example
  * const merger = createFullTextMerger(sqlite);
  * writeChunks();
  * await merger.settle();
  */
-export function createFullTextMerger(sqlite: Sqlite): { settle(): Promise<void> } {
+export function createFullTextMerger(sqlite: Sqlite, around: (step: () => boolean) => boolean = (step) => step()): { settle(): Promise<void> } {
   const merge = sqlite.prepare<[number]>("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', ?)");
   const totalChanges = sqlite.prepare<[], number>("SELECT total_changes()").pluck();
   // SQLite's documented signal: a merge that found nothing to do changes fewer than two rows.
@@ -38,7 +40,7 @@ export function createFullTextMerger(sqlite: Sqlite): { settle(): Promise<void> 
      */
     async settle() {
       try {
-        while (sqlite.open && step.immediate()) await new Promise(setImmediate);
+        while (sqlite.open && around(() => step.immediate())) await new Promise(setImmediate);
       } catch {
         // Left for the next write's merge (see above).
       }

@@ -24,6 +24,7 @@ import { createUserStore } from "./users.js";
 import { createWalCheckpoints } from "./wal-checkpoints.js";
 import { createOutboxStore, createWebhookStore } from "./webhooks.js";
 import { createWidgetBudgetStore } from "./widget-budgets.js";
+import { createWriteGate } from "./write-gate.js";
 import { createWriteProbe } from "./write-probe.js";
 
 /** The SQLite engine's storage, with its connection for chatsvc's own tests and benchmarks. */
@@ -52,17 +53,19 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const checkpoints = createWalCheckpoints(sqlite);
     // One per connection: conversation starts and the webhook worker's settlements share commits;
     // a burst of them is bulk writing, whose checkpoints belong off the event loop too.
-    const batched = createCommitBatch(sqlite, { onBurst: () => checkpoints.busy() });
+    // Between this connection's writes and the knowledge writer thread's (write-gate.ts).
+    const gate = createWriteGate();
+    const batched = createCommitBatch(sqlite, { onBurst: () => checkpoints.busy(), gate });
     const dataVersion = createDataVersion(sqlite, file);
-    const writer = createKnowledgeWriter(sqlite);
+    const writer = createKnowledgeWriter(sqlite, gate);
     return {
       engine: "sqlite",
       sqlite,
       orgs: createOrgStore(sqlite),
       users: createUserStore(sqlite),
-      keys: createKeyStore(sqlite),
+      keys: createKeyStore(sqlite, gate),
       chatbots: createChatbotStore(sqlite),
-      conversations: createConversationStore(sqlite, record, credits.charge, keying, batched),
+      conversations: createConversationStore(sqlite, record, credits.charge, keying, batched, gate),
       credits: credits.store,
       leads: createLeadStore(sqlite, record),
       analytics: createAnalyticsStore(sqlite, keying),
@@ -75,7 +78,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       privacy: createPrivacyStore(sqlite),
       idempotency: createIdempotencyStore(sqlite),
       consoleSessions: createConsoleSessionStore(sqlite),
-      widgetBudgets: createWidgetBudgetStore(sqlite),
+      widgetBudgets: createWidgetBudgetStore(sqlite, gate),
       changes: { version: () => dataVersion.readThisTurn() },
       async probeWrite() {
         probe();

@@ -1,10 +1,11 @@
 import type { ActiveKeyLimit, KeyAuthRecord, KeyRecord, KeyStore, NewKey } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 const SELECT = `SELECT k.id, k.user_id, u.email, k.name, k.prefix, k.status, k.expires_at, k.last_used_at,
   k.attribution_accepted_at, k.attribution_ip, k.created_at FROM api_keys k JOIN users u ON u.id = k.user_id`;
 
-export function createKeyStore(sqlite: Sqlite): KeyStore {
+export function createKeyStore(sqlite: Sqlite, gate: WriteGate): KeyStore {
   // The lookup every authenticated request makes whose key is not cached.
   const byHash = sqlite.prepare<[string], KeyAuthRecord>(
     `SELECT k.id, k.prefix, k.status, k.expires_at, u.id AS user_id, u.email, u.organization_id
@@ -93,7 +94,7 @@ export function createKeyStore(sqlite: Sqlite): KeyStore {
       return remove.run(id).changes > 0;
     },
     async touch(uses) {
-      if (uses.length > 0) touch(uses);
+      if (uses.length > 0) return gate.run(() => touch(uses));
     },
   };
 }

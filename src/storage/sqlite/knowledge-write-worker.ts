@@ -7,6 +7,7 @@ import { yieldCpuToProcess } from "../../core/thread-priority.js";
 import type { DocumentBatch } from "../../core/storage/index.js";
 import { createFullTextMerger } from "./fts-merge.js";
 import { createBatchWrite } from "./knowledge-write.js";
+import { writerTransaction } from "./write-gate.js";
 
 export interface WriterSetup {
   file: string;
@@ -14,6 +15,8 @@ export interface WriterSetup {
   busyTimeoutMs: number;
   /** Likewise the main connection's: the log this connection starts over is cut back as there. */
   journalSizeLimit: number;
+  /** The write gate's cells (write-gate.ts): each transaction here passes through it. */
+  gate: Int32Array;
 }
 
 export type ToWriter = { id: number; batch: DocumentBatch } | { stop: true };
@@ -23,7 +26,7 @@ export type FromWriter = { id: number; written: { added: number; updated: number
 // event loop for a core, the event loop comes first.
 yieldCpuToProcess();
 
-const { file, busyTimeoutMs, journalSizeLimit } = workerData as WriterSetup;
+const { file, busyTimeoutMs, journalSizeLimit, gate } = workerData as WriterSetup;
 const db = new Database(file, { fileMustExist: true });
 // The same settings as every connection (open.ts); foreign keys delete a replaced document's vectors with its chunks.
 db.pragma("synchronous = NORMAL");
@@ -32,7 +35,7 @@ db.pragma(`busy_timeout = ${busyTimeoutMs}`);
 db.pragma("secure_delete = FAST");
 db.pragma(`journal_size_limit = ${journalSizeLimit}`);
 const write = createBatchWrite(db);
-const merger = createFullTextMerger(db);
+const merger = createFullTextMerger(db, (step) => writerTransaction(gate, step));
 const port = parentPort!;
 
 // One batch at a time, in order: the main thread awaits each before sending the next.
@@ -48,7 +51,7 @@ port.on("message", (message: ToWriter) => {
   queue = queue.then(async () => {
     let reply: FromWriter;
     try {
-      reply = { id: message.id, written: write.immediate(message.batch) };
+      reply = { id: message.id, written: writerTransaction(gate, () => write.immediate(message.batch)) };
     } catch (error) {
       const { message: text, code } = error as { message?: string; code?: unknown };
       reply = { id: message.id, error: { message: text ?? String(error), ...(typeof code === "string" && { code }) } };

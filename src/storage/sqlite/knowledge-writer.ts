@@ -4,6 +4,7 @@ import type { DocumentBatch } from "../../core/storage/index.js";
 import { createBulkWorker, type BulkWorker } from "./bulk-worker.js";
 import type { FromWriter, ToWriter, WriterSetup } from "./knowledge-write-worker.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 type Written = { added: number; updated: number };
 
@@ -22,15 +23,16 @@ export interface KnowledgeWriter {
  * held the event loop for tens of milliseconds each, and longer whenever
  * another thread or process had the core; in a worker thread with its own
  * connection they hold only that thread. Requests keep reading meanwhile
- * (WAL); a write of theirs waits for the writer's lock in SQLite's busy
- * handler. Best effort: when the worker cannot start or fails, writes stay here.
+ * (WAL); their writes through `gate` wait for the end of the writer's
+ * transaction without blocking. Best effort: when the worker cannot start or
+ * fails, writes stay here.
  *
  * @example
- * const writer = createKnowledgeWriter(sqlite);
+ * const writer = createKnowledgeWriter(sqlite, createWriteGate());
  * await writer.write(batch, async () => writeHere(batch));
  * await writer.close(); sqlite.close();
  */
-export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
+export function createKnowledgeWriter(sqlite: Sqlite, gate: WriteGate): KnowledgeWriter {
   let nextId = 0;
   type Waiting = Map<number, { resolve: (written: Written) => void; reject: (error: Error) => void }>;
   // Per worker: one stopped after a pause must not take a later one's writes with it.
@@ -41,6 +43,7 @@ export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
       file: sqlite.name,
       busyTimeoutMs: sqlite.pragma("busy_timeout", { simple: true }) as number,
       journalSizeLimit: sqlite.pragma("journal_size_limit", { simple: true }) as number,
+      gate: gate.cells,
     };
     const started = startModuleWorker(import.meta.url, "knowledge-write-worker", { workerData: setup });
     const waiting: Waiting = new Map();
@@ -53,6 +56,8 @@ export function createKnowledgeWriter(sqlite: Sqlite): KnowledgeWriter {
       pending.reject(Object.assign(new Error(message.error.message), message.error.code && { code: message.error.code }));
     });
     const lost = (error: Error) => {
+      // A thread that died inside a transaction left the gate closed; its connection's lock went with it.
+      gate.writerGone();
       if (bulk.current() === started) bulk.fail(started);
       for (const { reject } of waiting.values()) reject(error);
       waiting.clear();

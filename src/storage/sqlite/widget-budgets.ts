@@ -1,15 +1,16 @@
 import type { BudgetCounter, BudgetCounting, BudgetOverrides, WidgetBudgetStore } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 /**
  * Widget budgets: per-chatbot limits and the shared counters. Each call is
  * one statement or one transaction, so processes sharing the database count together.
  *
  * @example
- * const store = createWidgetBudgetStore(sqlite);
+ * const store = createWidgetBudgetStore(sqlite, createWriteGate());
  * const result = await store.reserve(botId, counters, nowIso());
  */
-export function createWidgetBudgetStore(sqlite: Sqlite): WidgetBudgetStore {
+export function createWidgetBudgetStore(sqlite: Sqlite, gate: WriteGate): WidgetBudgetStore {
   const overridesOf = sqlite.prepare<[number], { visitor_per_day: number | null; chatbot_per_hour: number | null; chatbot_per_day: number | null }>(
     "SELECT visitor_per_day, chatbot_per_hour, chatbot_per_day FROM widget_budgets WHERE chatbot_id = ?",
   );
@@ -61,11 +62,11 @@ export function createWidgetBudgetStore(sqlite: Sqlite): WidgetBudgetStore {
     },
 
     async reserve(chatbotId, counters, now) {
-      return reserve.immediate(chatbotId, counters, now);
+      return gate.run(() => reserve.immediate(chatbotId, counters, now));
     },
 
     async release(chatbotId, counters) {
-      release.immediate(chatbotId, counters);
+      return gate.run(() => void release.immediate(chatbotId, counters));
     },
 
     async prune(before) {
