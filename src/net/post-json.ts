@@ -47,10 +47,19 @@ export async function postJson(url: string | URL, body: unknown, { headers = {},
   for (let redirects = 0; ; redirects++) {
     const response = await send(target, payload, headers, signal);
     const location = response.headers.location;
-    const next = KEEPS_METHOD.has(response.statusCode!) && location ? new URL(location, target) : undefined;
+    const next = KEEPS_METHOD.has(response.statusCode!) && location ? urlOrUndefined(location, target) : undefined;
     if (!next || next.origin !== target.origin || redirects === MAX_REDIRECTS) return toPosted(response);
     response.resume();
     target = next;
+  }
+}
+
+/** A Location that is no URL is no redirect: the answer then fails as its status, its body read as any other's. */
+function urlOrUndefined(location: string, base: URL): URL | undefined {
+  try {
+    return new URL(location, base);
+  } catch {
+    return undefined;
   }
 }
 

@@ -134,4 +134,22 @@ describe("OpenAI-compatible model calls over kept-alive connections", () => {
     expect(elsewhere.sockets).toHaveLength(0);
     expect(keySeen).toBe(false);
   });
+
+  it("a redirect whose Location is not a URL fails as its status, and its connection serves the next call", async () => {
+    const server = await startServer((_req, res, _socket, nth) => {
+      if (nth > 1) return false;
+      res.writeHead(307, { location: "http://[not-a-host" });
+      res.end("moved");
+      return true;
+    });
+    close = server.close;
+    const model = createOpenAIModel({ model: "m", baseUrl: `${server.url}/v1` });
+    const error = await model.chat(request()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isModelError(error) && error.reason).toMatch(/HTTP 307/);
+    expect((await model.chat(request())).text).toBe("Hello there.");
+    expect(server.sockets).toHaveLength(1);
+  });
 });
