@@ -39,13 +39,15 @@ export function createWriteGate(): WriteGate {
 
   /** Writes at once when the writer holds nothing; false when it does. */
   const tryWrite = <T>(write: () => T): { done: true; value: T } | { done: false } => {
-    // A count, not a flag: a write may run another inside it.
-    Atomics.add(cells, WRITING, 1);
+    // Only this thread counts itself in: a write inside another already holds the gate, and must not wait for it.
+    if (Atomics.load(cells, WRITING) !== 0) return { done: true, value: write() };
+    Atomics.store(cells, WRITING, 1);
     try {
       if (Atomics.load(cells, WRITER) !== 0) return { done: false };
       return { done: true, value: write() };
     } finally {
-      if (Atomics.sub(cells, WRITING, 1) === 1) Atomics.notify(cells, WRITING);
+      Atomics.store(cells, WRITING, 0);
+      Atomics.notify(cells, WRITING);
     }
   };
 
@@ -92,7 +94,7 @@ export function writerTransaction<T>(cells: Int32Array, transaction: () => T): T
   }
   Atomics.store(cells, WRITER, 1);
   try {
-    for (let writing = Atomics.load(cells, WRITING); writing !== 0; writing = Atomics.load(cells, WRITING)) Atomics.wait(cells, WRITING, writing);
+    while (Atomics.load(cells, WRITING) !== 0) Atomics.wait(cells, WRITING, 1);
     return transaction();
   } finally {
     Atomics.store(cells, WRITER, 0);
