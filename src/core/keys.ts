@@ -122,7 +122,7 @@ const MAX_VERIFIED = 10_000;
  * needs neither a SHA-256 nor a query. Changes made through this service
  * clear it explicitly; changes made elsewhere (the CLI in another process,
  * another instance) move the storage's `keys` change version, which is read
- * on every lookup. On SQLite that version is exact as of the request's event-loop turn; on
+ * on every lookup. On SQLite that version is exact on every call; on
  * PostgreSQL it is polled, so a request there is also confirmed against the
  * counter read during the request (`keys.confirm`). Only active keys are
  * remembered; expiry is checked on every use.

@@ -7,13 +7,6 @@ const HEADER_BYTES = 48;
 export interface DataVersion {
   /** `PRAGMA data_version`: moves when another connection (the CLI in another process) commits; this connection's own commits do not move it. */
   read(): number;
-  /**
-   * `read()` at most once per event-loop turn: later calls in the same turn
-   * get the first call's answer. A turn handles the requests whose bytes
-   * were waiting when it began, so a commit it does not see had not ended
-   * before they arrived (a key revoked by the CLI still fails the next request).
-   */
-  readThisTurn(): number;
   close(): void;
 }
 
@@ -49,18 +42,7 @@ export function createDataVersion(sqlite: Sqlite, file: string): DataVersion {
   let next = Buffer.alloc(HEADER_BYTES);
   let known = false;
   let version = 0;
-  let thisTurn: number | undefined;
-  const turnEnded = () => {
-    thisTurn = undefined;
-  };
   return {
-    readThisTurn() {
-      if (thisTurn === undefined) {
-        thisTurn = this.read();
-        setImmediate(turnEnded);
-      }
-      return thisTurn;
-    },
     read() {
       if (fd === undefined) return pragma.get()!;
       const complete = readSync(fd, next, 0, HEADER_BYTES, 0) === HEADER_BYTES;

@@ -79,7 +79,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
       idempotency: createIdempotencyStore(sqlite),
       consoleSessions: createConsoleSessionStore(sqlite),
       widgetBudgets: createWidgetBudgetStore(sqlite, gate),
-      changes: { version: () => dataVersion.readThisTurn() },
+      changes: { version: () => dataVersion.read() },
       async probeWrite() {
         probe();
       },
