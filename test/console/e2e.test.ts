@@ -99,19 +99,24 @@ describe.skipIf(!HAVE_CHROMIUM)("the operator console in headless Chromium", { t
     let delivered!: () => void;
     const lateAnswer = new Promise<void>((resolve) => (delivered = resolve));
     let first = true;
+    let firstStatus = 0;
     await page.route("**/console/api/session", async (route) => {
       if (!first || route.request().method() !== "GET") return route.continue();
       first = false;
-      const response = await route.fetch();
-      expect(response.status()).toBe(401);
+      // The server's answer to that check as it was sent, without the cookie: fetched here rather than through the
+      // browser, whose cookie jar may already hold the session by the time this handler runs.
+      const answer = await fetch(route.request().url());
+      firstStatus = answer.status;
+      const body = await answer.text();
       await held;
-      await route.fulfill({ response });
+      await route.fulfill({ status: answer.status, contentType: answer.headers.get("content-type") ?? undefined, body });
       delivered();
     });
     await page.goto(`${h.server.url}/console/#/sign-in/${token}`);
     await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
     release();
     await lateAnswer;
+    expect(firstStatus).toBe(401);
     // A turn of the page's event loop for the late answer to be handled.
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)));
     await page.getByRole("link", { name: "Chatbots" }).click();
