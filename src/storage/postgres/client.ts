@@ -10,6 +10,8 @@ export type Queryable = pg.Pool | pg.PoolClient;
 export interface Statement {
   name: string;
   text: string;
+  /** Planned for its values on every run instead of prepared once (see {@link plannedEachRun}). */
+  unprepared?: boolean;
 }
 
 /**
@@ -20,9 +22,22 @@ export function statement(name: string, text: string): Statement {
   return { name: `chatsvc_${name}`, text };
 }
 
+/**
+ * A statement PostgreSQL plans for the values of each run. A prepared statement
+ * switches to a generic plan after a few runs, one plan for every value: where the
+ * best plan depends on the values (how many rows a chatbot holds, what a full-text
+ * query matches), the generic plan can cost many times its planning.
+ *
+ * @example
+ * const search = plannedEachRun("notes_search", "SELECT id FROM notes WHERE owner = $1 AND body @@ to_tsquery($2)");
+ */
+export function plannedEachRun(name: string, text: string): Statement {
+  return { name: `chatsvc_${name}`, text, unprepared: true };
+}
+
 export async function all<T>(q: Queryable, s: Statement, values: unknown[] = []): Promise<T[]> {
   if (holdsNul(values)) return nothingHoldsNul(s);
-  return (await q.query<T & pg.QueryResultRow>({ name: s.name, text: s.text, values })).rows;
+  return (await q.query<T & pg.QueryResultRow>({ name: nameOf(s), text: s.text, values })).rows;
 }
 
 export async function one<T>(q: Queryable, s: Statement, values: unknown[] = []): Promise<T | undefined> {
@@ -32,8 +47,11 @@ export async function one<T>(q: Queryable, s: Statement, values: unknown[] = [])
 /** Rows changed by a write. */
 export async function run(q: Queryable, s: Statement, values: unknown[] = []): Promise<number> {
   if (holdsNul(values)) return nothingHoldsNul(s).length;
-  return (await q.query({ name: s.name, text: s.text, values })).rowCount ?? 0;
+  return (await q.query({ name: nameOf(s), text: s.text, values })).rowCount ?? 0;
 }
+
+// Without a name, node-postgres sends the statement unnamed: parsed and planned with its values.
+const nameOf = (s: Statement) => (s.unprepared ? undefined : s.name);
 
 /*
  * PostgreSQL text cannot hold U+0000 and refuses a parameter containing it, where

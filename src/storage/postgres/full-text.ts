@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { all, one, run, sqlState, statement } from "./client.js";
+import { all, one, plannedEachRun, run, sqlState, statement } from "./client.js";
 
 /** More words make a query slower and no more precise. */
 const MAX_TERMS = 12;
@@ -18,7 +18,14 @@ const CACHE_MAX = 50_000;
  * chunk's length, so long chunks do not win by repetition alone, much like BM25.
  */
 const QUERY = "websearch_to_tsquery('english'::regconfig, $1)";
-const search = statement(
+/*
+ * Planned for each search: prepared, PostgreSQL soon settles on one generic plan for
+ * every query and chatbot, which parses the query again for every matching chunk it
+ * ranks and intersects the matches with all of the chatbot's chunks. Planned with the
+ * values, the query is parsed once, and the chatbot's index is used only when the
+ * chatbot holds few of the chunks.
+ */
+const search = plannedEachRun(
   "fulltext_search",
   `SELECT id FROM chunks WHERE chatbot_id = $2 AND search @@ ${QUERY}
     ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
