@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
@@ -288,6 +289,59 @@ describe("PostgreSQL shared by several instances", () => {
     expect(await pending()).toBe(0);
     expect(await s.knowledge.fullText(bot.id, ["word7"], 5)).toHaveLength(1);
     expect(await s.knowledge.fullText(bot.id, ["zebras"], 50)).toHaveLength(40);
+  });
+
+  it("plans every full-text search for its own words and chatbot, never on a generic plan", async () => {
+    const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+    cleanups.push(db.drop);
+    // One connection: the statements it holds prepared are the ones the searches left.
+    const s = await openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 1 });
+    cleanups.push(() => s.close());
+    const { bot } = await tenant(s);
+    await s.knowledge.writeBatch({
+      chatbot_id: bot.id,
+      embedder: { spec: "hash", dimension: 2 },
+      now: now(),
+      documents: [
+        {
+          fields: { name: "Refunds", type: "file", source: "/r.md", url: null, content_hash: "h", chunk_count: 1, bytes: 40, etag: null, last_modified: null, fetched_at: null },
+          chunks: [{ heading: "Refunds", content: "Refunds reach the card within five days", vector: new Float32Array([1, 0]) }],
+        },
+      ],
+    });
+    // PostgreSQL turns a prepared statement to a generic plan after five runs.
+    for (let i = 0; i < 8; i++) expect(await s.knowledge.fullText(bot.id, ["refunds", `word${i}`], 5)).toHaveLength(1);
+    const prepared = (await s.db.$client.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
+    expect(prepared).toContain("chatsvc_fulltext_frequencies");
+    expect(prepared).not.toContain("chatsvc_fulltext_search");
+  });
+
+  it("keeps a chunk's full-text vector in its row, so ranking a search reads no TOAST", async () => {
+    const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+    cleanups.push(db.drop);
+    const s = await openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 2 });
+    cleanups.push(() => s.close());
+    const { bot } = await tenant(s);
+    // A chunk of ordinary size whose row (text and tsvector, neither compressible) outgrows the default TOAST threshold.
+    const content = Array.from({ length: 120 }, (_, i) => `t${createHash("sha256").update(String(i)).digest("hex").slice(0, 9)}`).join(" ");
+    await s.knowledge.writeBatch({
+      chatbot_id: bot.id,
+      embedder: { spec: "hash", dimension: 2 },
+      now: now(),
+      documents: [
+        {
+          fields: { name: "Terms", type: "file", source: "/t.md", url: null, content_hash: "h", chunk_count: 1, bytes: content.length, etag: null, last_modified: null, fetched_at: null },
+          chunks: [{ heading: "Terms", content, vector: new Float32Array([1, 0]) }],
+        },
+      ],
+    });
+    const stored = await withAdmin(db.url, async (c) => {
+      const toast = (await c.query<{ t: string }>("SELECT reltoastrelid::regclass::text AS t FROM pg_class WHERE relname = 'chunks'")).rows[0]!.t;
+      return (await c.query<{ out: number; row: number }>(`SELECT (SELECT count(*) FROM ${toast})::int AS out, (SELECT octet_length(content) + pg_column_size(search) FROM chunks)::int AS row`)).rows[0]!;
+    });
+    expect(stored.row).toBeGreaterThan(2100);
+    expect(stored.out).toBe(0);
+    expect(await s.knowledge.fullText(bot.id, [content.split(" ")[7]!], 5)).toHaveLength(1);
   });
 
   it("answers full-text search for any visitor text without an error", async () => {

@@ -300,6 +300,11 @@ export const webSitemaps = pgTable(
   (t) => [uniqueIndex("web_sitemaps_chatbot_url_idx").on(t.chatbotId, t.url)],
 );
 
+/**
+ * Knowledge chunks, with a generated full-text column (migration 0001). Rows are
+ * toasted only past a page (migration 0020, which the schema cannot say): searches
+ * rank every matching chunk's tsvector, and one kept out of line cost another lookup.
+ */
 export const chunks = pgTable(
   "chunks",
   {
