@@ -101,4 +101,48 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     expect(ticksWhenStored).toBeGreaterThan(0);
     expect((await storage.conversations.messages(first.id)).map((m) => m.content)).toEqual(["question", "<p>answer</p>"]);
   });
+
+  it("let a request's other writes (idempotency key, lead, health probe, lease, a web page's check) wait for the writer thread's transaction without holding the event loop, then store them", async () => {
+    // On this thread, each would wait inside SQLite's busy handler (blocking the event loop, so the COMMIT below never comes) and fail after it.
+    const { storage, org, bot, other, batch } = await open(2_000);
+    await storage.knowledge.writeBatch(batch(0));
+    await storage.knowledge.writeBatch(batch(1));
+    const { result: conversation } = await storage.conversations.start(
+      { chatbot_id: bot.id, session_id: "api_lead", visitor_id: null, visitor_name: null, visitor_email: null, visitor_phone: null, metadata: "{}", source: "api", source_url: null, ip: null, country: null, started_at: NOW, last_message_at: NOW, ended_at: null, organization_id: org.id, agent_name: bot.name, agent_slug: bot.slug },
+      () => ({ name: "conversation_started", organizationId: org.id, data: {} as never }),
+    );
+    const page = (await storage.knowledge.documents(bot.id))[0]!;
+    // The writer's next transaction waits behind another connection's lock, holding the gate meanwhile.
+    other.exec("BEGIN IMMEDIATE");
+    const written = storage.knowledge.writeBatch(batch(2));
+    for (let turns = 0; turns < 10; turns++) await new Promise((resolve) => setTimeout(resolve, 5));
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 5);
+    const landed: Record<string, number> = {};
+    const noted = <T>(name: string, write: Promise<T>) => write.finally(() => (landed[name] = ticks));
+    const writes = Promise.all([
+      noted("claim", storage.idempotency.claim(org.id, "retry-1", "f1", { now: NOW, expiredBefore: "2025-01-01", staleBefore: "2025-01-01" })).then(async (claim) => {
+        await noted("complete", storage.idempotency.complete(org.id, "retry-1", "f1", 200, "{}"));
+        return claim;
+      }),
+      noted("lead", storage.leads.capture({ organization_id: org.id, chatbot_id: bot.id, conversation_id: conversation.id, name: null, email: "ana@example.com", phone: null, message: null, source: "api", source_url: null, created_at: NOW }, (lead) => ({ name: "lead_captured", organizationId: org.id, data: lead as never }))),
+      noted("probe", storage.probeWrite()),
+      noted("lease", storage.leases.acquire("sync", "me", { ttlMs: 60_000 })),
+      noted("fetched", storage.knowledge.markFetched(bot.id, page.id, { etag: "v2", last_modified: null, fetched_at: NOW })),
+    ]);
+    setTimeout(() => other.exec("COMMIT"), 300);
+    try {
+      await expect(written).resolves.toEqual({ added: 1, updated: 0 });
+      const [claim, lead, , lease, fetched] = await writes;
+      expect(claim).toEqual({ claimed: true });
+      expect(lead.result.email).toBe("ana@example.com");
+      expect(lease).toBe(true);
+      expect(fetched).toBe(true);
+    } finally {
+      clearInterval(ticking);
+    }
+    for (const name of ["claim", "complete", "lead", "probe", "lease", "fetched"]) expect({ name, ticks: landed[name]! > 0 }).toEqual({ name, ticks: true });
+    expect((await storage.idempotency.claim(org.id, "retry-1", "f1", { now: NOW, expiredBefore: "2025-01-01", staleBefore: "2025-01-01" })).claimed).toBe(false);
+    expect(other.prepare("SELECT etag FROM documents WHERE id = ?").get(page.id)).toEqual({ etag: "v2" });
+  });
 });

@@ -1,5 +1,6 @@
-import type { IdempotencyRecord, IdempotencyStore } from "../../core/storage/index.js";
+import type { IdempotencyClaim, IdempotencyRecord, IdempotencyStore } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 /**
  * Idempotency keys: each call is one statement, so processes sharing the
@@ -9,7 +10,7 @@ import type { Sqlite } from "./open.js";
  * const store = createIdempotencyStore(sqlite);
  * const claim = await store.claim(orgId, key, fingerprint, { now, expiredBefore, staleBefore });
  */
-export function createIdempotencyStore(sqlite: Sqlite): IdempotencyStore {
+export function createIdempotencyStore(sqlite: Sqlite, gate: WriteGate): IdempotencyStore {
   // Takes the key when it is new, expired, or held by a running request that outlived its lease (its process died).
   const claim = sqlite.prepare<[number, string, string, string, string, string], { key: string }>(
     "INSERT INTO idempotency_keys (organization_id, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'running', ?) " +
@@ -27,21 +28,23 @@ export function createIdempotencyStore(sqlite: Sqlite): IdempotencyStore {
 
   return {
     async claim(organizationId, key, fingerprint, at) {
-      // A record deleted between the two statements (released, pruned) is retried once more.
-      for (let attempt = 0; attempt < 3; attempt++) {
-        if (claim.get(organizationId, key, fingerprint, at.now, at.expiredBefore, at.staleBefore)) return { claimed: true };
-        const record = find.get(organizationId, key);
-        if (record) return { claimed: false, record };
-      }
-      throw new Error("Idempotency key could not be claimed");
+      return gate.run((): IdempotencyClaim => {
+        // A record deleted between the two statements (released, pruned) is retried once more.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          if (claim.get(organizationId, key, fingerprint, at.now, at.expiredBefore, at.staleBefore)) return { claimed: true };
+          const record = find.get(organizationId, key);
+          if (record) return { claimed: false, record };
+        }
+        throw new Error("Idempotency key could not be claimed");
+      });
     },
 
     async complete(organizationId, key, fingerprint, status, body) {
-      complete.run(status, body, organizationId, key, fingerprint);
+      return gate.run(() => void complete.run(status, body, organizationId, key, fingerprint));
     },
 
     async release(organizationId, key, fingerprint) {
-      release.run(organizationId, key, fingerprint);
+      return gate.run(() => void release.run(organizationId, key, fingerprint));
     },
 
     async prune(before) {

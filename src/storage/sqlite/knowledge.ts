@@ -7,13 +7,14 @@ import { createBatchWrite, EMBEDDER_SETTING, recordEmbedderStatement, toBlob } f
 import type { KnowledgeWriter } from "./knowledge-writer.js";
 import type { Sqlite } from "./open.js";
 import type { WalCheckpoints } from "./wal-checkpoints.js";
+import type { WriteGate } from "./write-gate.js";
 
 /**
  * Documents, chunks (FTS5 rows follow them by trigger) and float32 vectors in
  * `chunk_embeddings` (deleted with their chunk by foreign key; a trigger counts
  * removed or replaced ones per chatbot in `chunk_embedding_revisions`).
  */
-export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints, writer: KnowledgeWriter): KnowledgeStore {
+export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints, writer: KnowledgeWriter, gate: WriteGate): KnowledgeStore {
   migrateLegacyVectors(sqlite);
   const bySource = sqlite.prepare<[number, string], { id: number; content_hash: string }>("SELECT id, content_hash FROM documents WHERE chatbot_id = ? AND source = ?");
   const byHash = sqlite.prepare<[number, string], { x: number }>("SELECT 1 AS x FROM documents WHERE chatbot_id = ? AND content_hash = ? LIMIT 1");
@@ -116,19 +117,19 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
       return botsWithWebDocs.all();
     },
     async markFetched(chatbotId, documentId, v) {
-      return markFetched.run(v.etag, v.last_modified, v.fetched_at, documentId, chatbotId).changes > 0;
+      return gate.run(() => markFetched.run(v.etag, v.last_modified, v.fetched_at, documentId, chatbotId).changes > 0);
     },
     async rememberSitemap(chatbotId, url, now) {
-      rememberSitemap.run(chatbotId, url, now);
+      return gate.run(() => void rememberSitemap.run(chatbotId, url, now));
     },
     async sitemaps(chatbotId) {
       return sitemapsOf.all(chatbotId);
     },
     async forgetSitemap(chatbotId, sitemapId) {
-      return forgetSitemap.run(sitemapId, chatbotId).changes > 0;
+      return gate.run(() => forgetSitemap.run(sitemapId, chatbotId).changes > 0);
     },
     async removeDocument(chatbotId, documentId) {
-      const removed = removeDocument.immediate(chatbotId, documentId);
+      const removed = await gate.run(() => removeDocument.immediate(chatbotId, documentId));
       await merger.settle();
       return removed;
     },

@@ -1,6 +1,7 @@
 import type { EventOf, LeadRecord, LeadStore, NewLead } from "../../core/storage/index.js";
 import type { Recorder } from "./events.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 const SELECT = `SELECT l.*, b.name AS agent_name, b.slug AS agent_slug, c.session_id
   FROM leads l JOIN chatbots b ON b.id = l.chatbot_id JOIN conversations c ON c.id = l.conversation_id`;
@@ -8,7 +9,7 @@ const SELECT = `SELECT l.*, b.name AS agent_name, b.slug AS agent_slug, c.sessio
 const FILTERS = `l.organization_id = @organization_id AND (@chatbot_id IS NULL OR l.chatbot_id = @chatbot_id)
   AND (@since IS NULL OR l.created_at >= @since) AND (@until IS NULL OR l.created_at <= @until)`;
 
-export function createLeadStore(sqlite: Sqlite, record: Recorder): LeadStore {
+export function createLeadStore(sqlite: Sqlite, record: Recorder, gate: WriteGate): LeadStore {
   const byId = sqlite.prepare<[number], LeadRecord>(`${SELECT} WHERE l.id = ?`);
   const insert = sqlite
     .prepare<Record<string, unknown>, number>(
@@ -33,7 +34,7 @@ export function createLeadStore(sqlite: Sqlite, record: Recorder): LeadStore {
 
   return {
     async capture(lead, event) {
-      return capture.immediate(lead, event);
+      return gate.run(() => capture.immediate(lead, event));
     },
     async find(id) {
       return byId.get(id);

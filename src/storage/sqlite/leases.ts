@@ -1,5 +1,6 @@
 import type { LeaseStore } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
+import type { WriteGate } from "./write-gate.js";
 
 // $name $holder $expires $now $dueBefore: the update runs only when the lease is free, expired or the
 // holder's own, and the last completed run is old enough; RETURNING gives no row when it did not.
@@ -9,7 +10,7 @@ const ACQUIRE = `INSERT INTO leases (name, holder, expires_ms) VALUES ($name, $h
     AND ($dueBefore IS NULL OR leases.last_run_ms IS NULL OR leases.last_run_ms <= $dueBefore)
   RETURNING holder`;
 
-export function createLeaseStore(sqlite: Sqlite): LeaseStore {
+export function createLeaseStore(sqlite: Sqlite, gate: WriteGate): LeaseStore {
   const acquire = sqlite.prepare(ACQUIRE).pluck();
   const release = sqlite.prepare(
     "UPDATE leases SET expires_ms = 0, last_run_ms = CASE WHEN $completed THEN $now ELSE last_run_ms END WHERE name = $name AND holder = $holder",
@@ -18,10 +19,10 @@ export function createLeaseStore(sqlite: Sqlite): LeaseStore {
     async acquire(name, holder, { ttlMs, minIntervalMs }) {
       const now = Date.now();
       const dueBefore = minIntervalMs === undefined ? null : now - minIntervalMs;
-      return acquire.get({ name, holder, expires: now + ttlMs, now, dueBefore }) !== undefined;
+      return gate.run(() => acquire.get({ name, holder, expires: now + ttlMs, now, dueBefore }) !== undefined);
     },
     async release(name, holder, completed = false) {
-      release.run({ name, holder, now: Date.now(), completed: completed ? 1 : 0 });
+      return gate.run(() => void release.run({ name, holder, now: Date.now(), completed: completed ? 1 : 0 }));
     },
   };
 }

@@ -18,11 +18,12 @@ const WRITER_YIELD_MS = 20;
  * and the sleeps overshoot the writer's short transactions. With the gate a
  * write of this thread that would collide with the writer's transaction
  * waits for its end without blocking (`Atomics.waitAsync`), and the writer
- * lets such writes in before its next transaction. The writes of a chat turn
- * and of the webhook worker pass through it (conversations, messages and
- * their charge, shared commits, widget budgets, key use); rarer ones (an
- * operator's edits) still wait in the busy handler. A write made while no
- * writer runs pays a few atomic operations. The handshake is Dekker's: each
+ * lets such writes in before its next transaction. The writes of requests
+ * and of the background work that runs alongside an ingestion or a sync pass
+ * through it (conversations, messages and their charge, shared commits,
+ * widget budgets, key use, idempotency keys, leads, the health probe, leases,
+ * a sync's web-page checks); an operator's edits still wait in the busy
+ * handler. A write made while no writer runs pays a few atomic operations. The handshake is Dekker's: each
  * side raises its flag, then reads the other's, so both never go ahead.
  */
 export interface WriteGate {
