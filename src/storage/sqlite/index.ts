@@ -54,7 +54,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     // One per connection: conversation starts and the webhook worker's settlements share commits;
     // a burst of them is bulk writing, whose checkpoints belong off the event loop too.
     // Between this connection's writes and the knowledge writer thread's (write-gate.ts).
-    const gate = createWriteGate();
+    const gate = createWriteGate(sqlite);
     const batched = createCommitBatch(sqlite, { onBurst: () => checkpoints.busy(), gate });
     const dataVersion = createDataVersion(sqlite, file);
     const writer = createKnowledgeWriter(sqlite, gate);
