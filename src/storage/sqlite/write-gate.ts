@@ -61,8 +61,9 @@ const isBusy = (error: unknown) => {
 export function createWriteGate(sqlite?: Sqlite): WriteGate {
   const cells = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
   const busyTimeoutMs = sqlite ? (sqlite.pragma("busy_timeout", { simple: true }) as number) : 0;
-  const busyWaitOff = sqlite?.prepare("PRAGMA busy_timeout = 0");
-  const busyWaitOn = sqlite?.prepare(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  // Plucked: the cheapest way to run a pragma through better-sqlite3 (no row object).
+  const busyWaitOff = sqlite?.prepare("PRAGMA busy_timeout = 0").pluck();
+  const busyWaitOn = sqlite?.prepare(`PRAGMA busy_timeout = ${busyTimeoutMs}`).pluck();
 
   /** Runs the write with the busy handler off: another connection's lock throws SQLITE_BUSY at once. */
   const withoutBusyWait = <T>(write: () => T): T => {
