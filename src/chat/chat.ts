@@ -375,7 +375,7 @@ export function createChat(deps: ChatDeps) {
       conversationId: conversation.id,
       handledBy: "bot",
       async answer(options = {}) {
-        const history = await recentHistory(store, conversation.id);
+        const history = models.readsHistory(specOf(bot)) ? await recentHistory(store, conversation.id) : [];
         const generated = await generate(bot, conversation.id, message, history, options);
         assertStillWanted(bot, conversation.id, options.signal);
         const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };

@@ -9,6 +9,12 @@ import type { ChatModel } from "./types.js";
 export interface Models {
   /** The model for a spec (`extractive`, `ollama:<m>`, `openai:<m>`); throws for an unknown spec. */
   get(spec: string): ChatModel;
+  /**
+   * False for a model that answers from the question and the retrieved context
+   * alone (`extractive`): a turn for it need not read the conversation's history.
+   * True for any other spec, an unknown one included (its failure comes later, as before).
+   */
+  readsHistory(spec: string): boolean;
 }
 
 /** A model spec taken apart: the provider and, for servers, the model name there. */
@@ -59,5 +65,6 @@ export function createModels(config: ResolvedConfig): Models {
       if (!model) cache.set(spec, (model = build(spec)));
       return model;
     },
+    readsHistory: (spec) => parseModelSpec(spec)?.provider !== "extractive",
   };
 }

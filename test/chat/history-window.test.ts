@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { buildPrompt } from "../../src/models/prompt.js";
 import type { PromptMessage } from "../../src/models/types.js";
 import { toPlainText } from "../../src/core/branding.js";
 import { ingestDocs, openConversation } from "./helpers.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
 import { startHarness, type Harness } from "../support/harness.js";
+import { internalsOf } from "../../src/service.js";
 
 // The history a model sees is read from the conversation's end (recentHistory); these check it is
 // still exactly what the prompt builder keeps of the whole conversation.
@@ -64,6 +65,23 @@ describe("conversation history in the model's prompt", () => {
     expect(turns.length).toBeGreaterThan(4);
     expect(turns.length).toBeLessThan(120);
     expect(turns.at(-1)!.content).toContain("Answer 59 ");
+  });
+
+  it("reads the history for a model that is given it, and not for the extractive model, which answers from the knowledge base alone", async () => {
+    await addTurns(3, () => 10);
+    const reads = vi.spyOn(internalsOf(h.service).storage.conversations, "latestMessages");
+    try {
+      await sentTurns("What does the Pro plan cost?");
+      expect(reads).toHaveBeenCalled();
+      reads.mockClear();
+      await h.service.chatbots.update("demo", { model: "extractive" });
+      const res = await h.call(`/chatbots/demo/conversations/${conversationId}/messages`, { json: { message: "What does the Pro plan cost?" } });
+      expect(res.status).toBe(200);
+      expect(res.body.data.cannot_answer).toBe(false);
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it("leaves a regenerated reply out and a replaced one in", async () => {
