@@ -344,6 +344,29 @@ describe("PostgreSQL shared by several instances", () => {
     expect(await s.knowledge.fullText(bot.id, [content.split(" ")[7]!], 5)).toHaveLength(1);
   });
 
+  it("reads a long conversation's latest messages from the end of an index, without sorting every message it holds", async () => {
+    const db = await cloneTestDatabase(testDatabaseUrl(), inject("pgTemplate"));
+    cleanups.push(db.drop);
+    // One connection: the statement the read prepared is there to be explained.
+    const s = await openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 1 });
+    cleanups.push(() => s.close());
+    const { bot } = await tenant(s);
+    const { id } = await conversation(s, bot.id, "long");
+    await s.db.$client.query(
+      "INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END, 'message ' || i, $2 FROM generate_series(1, 3000) i",
+      [id, now()],
+    );
+    // Newer messages of another conversation: the latest of this one are not simply the table's last rows.
+    const other = await conversation(s, bot.id, "other");
+    await s.db.$client.query("INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, 'user', 'other ' || i, $2 FROM generate_series(1, 20000) i", [other.id, now()]);
+    await s.db.$client.query("ANALYZE messages");
+    const latest = await s.conversations.latestMessages(id, 24);
+    expect(latest.map((m) => m.content)).toEqual(Array.from({ length: 24 }, (_, i) => `message ${3000 - i}`));
+    const plan = JSON.stringify((await s.db.$client.query(`EXPLAIN (FORMAT JSON) EXECUTE chatsvc_messages_latest(${id}, 24, NULL)`)).rows);
+    expect(plan).toContain("messages_conversation_order_idx");
+    expect(plan).not.toContain('"Node Type":"Sort"');
+  });
+
   it("answers full-text search for any visitor text without an error", async () => {
     const [a] = await instances(1);
     const { bot } = await tenant(a!);

@@ -141,9 +141,11 @@ export const messages = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    // Covers the per-day analytics counts, so they can be index-only scans; it starts with
-    // conversation_id, so it also serves every lookup of a conversation's messages (it replaced messages_conversation_idx).
+    // Covers the per-day analytics counts, so they can be index-only scans.
     index("messages_analytics_idx").on(t.conversationId, t.createdAt, t.role, t.regenerated, t.cannotAnswer, t.rating, t.model),
+    // A conversation's messages in id order: its latest turns (a model's history, every turn) are read from the end
+    // of this index; in the analytics index, ordered by time, they were found by sorting the whole conversation.
+    index("messages_conversation_order_idx").on(t.conversationId, t.id),
   ],
 );
 
