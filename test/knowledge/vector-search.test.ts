@@ -134,6 +134,23 @@ describe("full-text candidates", () => {
     expect(hits.map((h) => h.chunk_id)).toEqual([zoo]);
   });
 
+  it("answers every limit with the chatbot's best that many, however many limits were asked for", async () => {
+    const service = await open(join(temp(), "kb.db"));
+    const { organization } = await service.bootstrap({ ingestDocs: false });
+    await service.chatbots.create({ organization_id: organization.id, slug: "other", name: "Other" });
+    const docs = (prefix: string) => Array.from({ length: 40 }, (_, i) => ({ name: `${prefix}${i}.md`, content: `# Otter ${i}\n${"Otters float. ".repeat(1 + (i % 7))}River ${i}.` }));
+    await service.knowledge.ingest("other", docs("o"));
+    await service.knowledge.ingest("demo", docs("d"));
+    const { knowledge } = internalsOf(service).storage;
+    const demo = (await service.chatbots.get("demo")).id;
+    const all = await knowledge.fullText(demo, ["otters"], 40);
+    expect(all).toHaveLength(40);
+    // More distinct limits than statements are kept (one per limit), each twice, in both the global and the per-chatbot reads.
+    for (const round of [1, 2]) {
+      for (let limit = 1; limit <= 20; limit++) expect(await knowledge.fullText(demo, ["otters"], limit), `limit ${limit}, round ${round}`).toEqual(all.slice(0, limit));
+    }
+  });
+
   it("leaves out words found in more than 5% of a large base, keeping the rarest", { timeout: 60_000 }, async () => {
     const service = await open(join(temp(), "kb.db"));
     await service.bootstrap({ ingestDocs: false });

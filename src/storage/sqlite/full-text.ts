@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import type { Sqlite } from "./open.js";
 
 /** How many global full-text hits are read per chunk asked for, before falling back to the per-chatbot join. */
@@ -19,26 +20,54 @@ const GLOBAL_FACTOR = 4;
 export function createFullTextSearch(sqlite: Sqlite) {
   // The chatbot is looked up per row as the rows are stepped (the ranked subquery is already in order), so
   // the rows after this chatbot's `limit` best are never looked up.
-  const global = sqlite.prepare<[string, number], { id: number; chatbot_id: number }>(
-    `SELECT f.id, (SELECT chatbot_id FROM chunks WHERE id = f.id) AS chatbot_id FROM
-       (SELECT rowid AS id, bm25(chunks_fts, 1.0, 2.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) f
-     ORDER BY f.score`,
+  const global = byLimit((read) =>
+    sqlite.prepare<[string], { id: number; chatbot_id: number }>(
+      `SELECT f.id, (SELECT chatbot_id FROM chunks WHERE id = f.id) AS chatbot_id FROM
+         (SELECT rowid AS id, bm25(chunks_fts, 1.0, 2.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ${read}) f
+       ORDER BY f.score`,
+    ),
   );
-  const ofChatbot = sqlite.prepare<[string, number, number], { id: number }>(
-    `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-      WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?`,
+  const ofChatbot = byLimit((limit) =>
+    sqlite
+      .prepare<[string, number], number>(
+        `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+          WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ${limit}`,
+      )
+      .pluck(),
   );
 
   return function fullText(match: string, chatbotId: number, limit: number): number[] {
     const read = limit * GLOBAL_FACTOR;
     const ids: number[] = [];
     let rows = 0;
-    for (const row of global.iterate(match, read)) {
+    for (const row of global(read).iterate(match)) {
       rows++;
       if (row.chatbot_id !== chatbotId) continue;
       ids.push(row.id);
       if (ids.length === limit) return ids;
     }
-    return rows < read ? ids : ofChatbot.all(match, chatbotId, limit).map((row) => row.id);
+    return rows < read ? ids : ofChatbot(limit).all(match, chatbotId);
+  };
+}
+
+/** Statements kept, one per limit asked for: limits follow the `k` of searches, the service's setting unless a caller picks another. */
+const MAX_LIMITS = 16;
+
+/**
+ * One statement per `LIMIT`, written into its text: SQLite plans a `LIMIT ?`
+ * with the number bound to it, so binding it again sends the statement back
+ * through the parser and planner on every run, FTS5's table lookups included.
+ */
+function byLimit<S extends Statement<any[], any>>(prepare: (limit: number) => S): (limit: number) => S {
+  const statements = new Map<number, S>();
+  return (limit) => {
+    const n = Math.max(0, Math.floor(limit));
+    let statement = statements.get(n);
+    if (!statement) {
+      if (statements.size === MAX_LIMITS) statements.delete(statements.keys().next().value!);
+      statement = prepare(n);
+      statements.set(n, statement);
+    }
+    return statement;
   };
 }
