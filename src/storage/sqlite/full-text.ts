@@ -18,11 +18,15 @@ const GLOBAL_FACTOR = 4;
  * fullText('"refund" OR "invoice"', bot.id, 32); // [chunk ids]
  */
 export function createFullTextSearch(sqlite: Sqlite) {
+  // Whether a chunk is the chatbot's is read from `chunks_chatbot_idx` (chatbot, id): a few pages that stay
+  // in the page cache, where the chunk's own row sits among the large pages of chunk texts that a search's
+  // other reads push out of it. The planner picks the row by id unless told.
+  const ofChatbotSql = "SELECT 1 FROM chunks INDEXED BY chunks_chatbot_idx WHERE chatbot_id = ? AND id =";
   // The chatbot is looked up per row as the rows are stepped (the ranked subquery is already in order), so
   // the rows after this chatbot's `limit` best are never looked up.
   const global = byLimit((read) =>
-    sqlite.prepare<[string], { id: number; chatbot_id: number }>(
-      `SELECT f.id, (SELECT chatbot_id FROM chunks WHERE id = f.id) AS chatbot_id FROM
+    sqlite.prepare<[number, string], { id: number; mine: number }>(
+      `SELECT f.id, EXISTS (${ofChatbotSql} f.id) AS mine FROM
          (SELECT rowid AS id, bm25(chunks_fts, 1.0, 2.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ${read}) f
        ORDER BY f.score`,
     ),
@@ -30,8 +34,8 @@ export function createFullTextSearch(sqlite: Sqlite) {
   const ofChatbot = byLimit((limit) =>
     sqlite
       .prepare<[string, number], number>(
-        `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-          WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ${limit}`,
+        `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND EXISTS (${ofChatbotSql} chunks_fts.rowid)
+          ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ${limit}`,
       )
       .pluck(),
   );
@@ -40,9 +44,9 @@ export function createFullTextSearch(sqlite: Sqlite) {
     const read = limit * GLOBAL_FACTOR;
     const ids: number[] = [];
     let rows = 0;
-    for (const row of global(read).iterate(match)) {
+    for (const row of global(read).iterate(chatbotId, match)) {
       rows++;
-      if (row.chatbot_id !== chatbotId) continue;
+      if (!row.mine) continue;
       ids.push(row.id);
       if (ids.length === limit) return ids;
     }
