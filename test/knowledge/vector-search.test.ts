@@ -151,6 +151,29 @@ describe("full-text candidates", () => {
     }
   });
 
+  it.skipIf(testEngine !== "sqlite")("answers each chatbot's exact ranking while questions alternate between a crowded chatbot and a leading one", async () => {
+    const service = await open(join(temp(), "kb.db"));
+    const { organization } = await service.bootstrap({ ingestDocs: false });
+    await service.chatbots.create({ organization_id: organization.id, slug: "big", name: "Big" });
+    // "Heron" pages are mostly the big chatbot's, "kestrel" pages mostly the demo's: each chatbot leads for one word and is crowded for the other.
+    const pages = (prefix: string, lead: string, other: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}.md`, content: `# ${i % 3 ? lead : other} ${i}\n${`${i % 3 ? lead : other} notes. `.repeat(1 + (i % 5))}Page ${i}.` }));
+    await service.knowledge.ingest("big", pages("b", "heron", "kestrel", 90));
+    await service.knowledge.ingest("demo", pages("d", "kestrel", "heron", 90));
+    const { knowledge } = internalsOf(service).storage;
+    const bots = [(await service.chatbots.get("demo")).id, (await service.chatbots.get("big")).id];
+    const exact = sqliteOf(service).prepare<[string, number, number], number>(
+      `SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+        WHERE chunks_fts MATCH ? AND c.chatbot_id = ? ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?`,
+    ).pluck();
+    for (const [word, bot, limit] of [
+      ["heron", 0, 8], ["heron", 0, 8], ["kestrel", 0, 8], ["kestrel", 0, 8], ["heron", 0, 8], ["heron", 1, 8],
+      ["kestrel", 1, 3], ["heron", 1, 3], ["kestrel", 0, 40], ["heron", 0, 40], ["kestrel", 0, 2],
+    ] as const) {
+      expect(await knowledge.fullText(bots[bot]!, [word], limit), `${word}, chatbot ${bot}, limit ${limit}`).toEqual(exact.all(`"${word}"`, bots[bot]!, limit));
+    }
+  });
+
   it("leaves out words found in more than 5% of a large base, keeping the rarest", { timeout: 60_000 }, async () => {
     const service = await open(join(temp(), "kb.db"));
     await service.bootstrap({ ingestDocs: false });

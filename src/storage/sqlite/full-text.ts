@@ -10,8 +10,9 @@ const GLOBAL_FACTOR = 4;
  * costs a row lookup per match (most of the query time on large bases), so the
  * best global matches are ranked first and only those joined. When they hold
  * fewer than `limit` of this chatbot's chunks and there were more matches (other
- * chatbots crowd the top), the exact per-chatbot query runs instead: either way
- * the result is the chatbot's top `limit`.
+ * chatbots crowd the top), a wider global read, then the exact per-chatbot
+ * query, run instead: whichever answers, the result is the chatbot's top `limit`
+ * (hits of equal score in index order, as FTS5 returns them).
  *
  * @example
  * const fullText = createFullTextSearch(sqlite);
@@ -40,15 +41,34 @@ export function createFullTextSearch(sqlite: Sqlite) {
       .pluck(),
   );
 
-  return function fullText(match: string, chatbotId: number, limit: number): number[] {
-    const read = limit * GLOBAL_FACTOR;
+  // The best `read` global hits in order, up to this chatbot's `limit` best among them, and how many hits that took.
+  const globalHits = (match: string, chatbotId: number, limit: number, read: number) => {
     const ids: number[] = [];
     let rows = 0;
     for (const row of global(read).iterate(chatbotId, match)) {
       rows++;
       if (!row.mine) continue;
       ids.push(row.id);
-      if (ids.length === limit) return ids;
+      if (ids.length === limit) break;
+    }
+    return { ids, rows };
+  };
+  // Chatbots whose own chunks did not fill the global top `limit` of a search (other chatbots' chunks share
+  // the index): they read `GLOBAL_FACTOR` times as many at once. The others (the only chatbot with knowledge,
+  // or one whose chunks lead for its questions) read `limit`, which FTS5 ranks in a smaller sorted heap.
+  const crowded = new Set<number>();
+
+  return function fullText(match: string, chatbotId: number, limit: number): number[] {
+    if (!crowded.has(chatbotId)) {
+      const { ids, rows } = globalHits(match, chatbotId, limit, limit);
+      if (ids.length === limit || rows < limit) return ids;
+      crowded.add(chatbotId);
+    }
+    const read = limit * GLOBAL_FACTOR;
+    const { ids, rows } = globalHits(match, chatbotId, limit, read);
+    if (ids.length === limit) {
+      if (rows === limit) crowded.delete(chatbotId);
+      return ids;
     }
     return rows < read ? ids : ofChatbot(limit).all(match, chatbotId);
   };
