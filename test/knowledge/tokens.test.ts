@@ -10,6 +10,16 @@ describe("termFinder", () => {
     expect(sorted(find("Refunding is for the keyboard"))).toEqual(["refund"]);
   });
 
+  it("finds a term past words that only start or contain it, and through the plural that changes its ending", () => {
+    const find = termFinder(["key", "policy", "monkey", "fly", "other"]);
+    expect(sorted(find("Keyboards, hotkeys and donkeys: see the KEYS"))).toEqual(["key"]);
+    expect(sorted(find("Refund policies"))).toEqual(["policy"]);
+    expect(sorted(find("monkey business: flies, others"))).toEqual(["fly", "monkey", "other"]);
+    expect(sorted(find("keyboard policyholders monkeying"))).toEqual(["monkey"]);
+    // One-letter words are no terms (contentTerms drops them), even where one begins a wanted term.
+    expect(sorted(termFinder(["f", "fy"])("f fy"))).toEqual(["fy"]);
+  });
+
   it("treats text with accents or other scripts the same as contentTerms does", () => {
     const text = "Café refunds, naïve KEYS — 日本語 invoices";
     const terms = contentTerms(text);

@@ -19,6 +19,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 const WORD = /[\p{L}\p{N}]+/gu;
 const DIACRITICS = /\p{M}+/gu;
 const NON_ASCII = /[^\x00-\x7f]/;
+const ASCII_TERM = /^[a-z0-9]+$/;
 
 /** Lower-cased words with diacritics removed, in order. */
 export function words(text: string): string[] {
@@ -39,55 +40,34 @@ export function termFinder(terms: readonly string[]): (text: string) => Set<stri
   const wanted = new Set(terms);
   // A stem keeps at least its word's first two letters, so only words starting like a wanted term need stemming.
   const starts = new Set(terms.filter((t) => t.length >= 2).map(firstTwo));
-  // The same for the ASCII scan, as a table indexed by two ASCII codes: it is read for every word of every chunk.
-  const asciiStarts = new Uint8Array(128 * 128);
-  for (const t of terms) if (t.length >= 2 && t.charCodeAt(0) < 128 && t.charCodeAt(1) < 128) asciiStarts[t.charCodeAt(0) * 128 + t.charCodeAt(1)] = 1;
   const add = (found: Set<string>, w: string) => {
     if (STOP_WORDS.has(w)) return;
     const t = stem(w);
     if (wanted.has(t)) found.add(t);
   };
+  const startingAscii = asciiWordsStartingWith(terms);
   return (text) => {
-    const ascii = findAscii(text, asciiStarts, add);
-    if (ascii) return ascii;
     const found = new Set<string>();
+    if (!NON_ASCII.test(text)) {
+      for (const w of text.toLowerCase().match(startingAscii) ?? []) if (w.length >= 2) add(found, w);
+      return found;
+    }
     for (const w of words(text)) if (w.length >= 2 && starts.has(firstTwo(w))) add(found, w);
     return found;
   };
 }
 
 /**
- * {@link termFinder}'s scan of ASCII text, where a word is a run of letters
- * and digits as in {@link words}: only words starting like a wanted term
- * become strings, and the text is not lower-cased as a whole. Undefined at the
- * first non-ASCII character, for which the caller normalises instead.
+ * The pattern of the words of lower-case ASCII text (runs of letters and
+ * digits, as in {@link words}) that can stem to one of `terms`: a stem is its
+ * word's beginning, or for "ies" made "y" all of it but the "y" (policies ->
+ * policy). One pass of the regular-expression engine over a text finds them
+ * for every term, without cutting out the other words.
  */
-function findAscii(text: string, starts: Uint8Array, add: (found: Set<string>, word: string) => void): Set<string> | undefined {
-  const found = new Set<string>();
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    let c = text.charCodeAt(i);
-    if (c > 0x7f) return undefined;
-    if (!isAsciiWordChar(c)) {
-      i++;
-      continue;
-    }
-    const start = i;
-    while (++i < n && isAsciiWordChar((c = text.charCodeAt(i))));
-    if (i < n && c > 0x7f) return undefined;
-    if (i - start < 2 || starts[asciiLower(text.charCodeAt(start)) * 128 + asciiLower(text.charCodeAt(start + 1))] === 0) continue;
-    add(found, text.slice(start, i).toLowerCase());
-  }
-  return found;
-}
-
-function isAsciiWordChar(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
-}
-
-function asciiLower(c: number): number {
-  return c >= 65 && c <= 90 ? c + 32 : c;
+function asciiWordsStartingWith(terms: readonly string[]): RegExp {
+  // Terms of anything else (a related word with a space, accents) cannot be an ASCII word's stem.
+  const beginnings = new Set(terms.filter((t) => t.length >= 2 && ASCII_TERM.test(t)).map((t) => (t.endsWith("y") ? t.slice(0, -1) : t)));
+  return beginnings.size === 0 ? /(?!)/g : new RegExp(`(?<![a-z0-9])(?:${[...beginnings].join("|")})[a-z0-9]*`, "g");
 }
 
 /** A word's first two UTF-16 units as one number: no string made per word. */
