@@ -38,11 +38,14 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
   );
   const deleteDoc = sqlite.prepare<[number, number]>("DELETE FROM documents WHERE id = ? AND chatbot_id = ?");
   const hasChunks = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM chunks WHERE chatbot_id = ? LIMIT 1");
-  const chunksByIds = sqlite.prepare<[string], ChunkRecord>(
-    `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
-       FROM chunks c JOIN documents d ON d.id = c.document_id
-      WHERE c.id IN (SELECT value FROM json_each(?))`,
-  );
+  // Rows as arrays: better-sqlite3 builds a row object through the V8 API, slower than the object literal below (a search reads dozens).
+  const chunksByIds = sqlite
+    .prepare<[string], [number, number, string, string, string, string, string | null]>(
+      `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
+         FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE c.id IN (SELECT value FROM json_each(?))`,
+    )
+    .raw();
   const chunksOfBot = sqlite.prepare<[number], { id: number; heading: string; content: string }>("SELECT id, heading, content FROM chunks WHERE chatbot_id = ? ORDER BY id");
   const botsWithChunks = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id").pluck();
 
@@ -138,7 +141,9 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     },
     async chunks(ids, vectorsOf = []) {
       if (ids.length === 0) return [];
-      const rows: (ChunkRecord & { vector?: Float32Array })[] = chunksByIds.all(JSON.stringify(ids));
+      const rows: (ChunkRecord & { vector?: Float32Array })[] = chunksByIds
+        .all(JSON.stringify(ids))
+        .map(([id, document_id, heading, content, name, type, url]) => ({ id, document_id, heading, content, name, type, url }));
       if (vectorsOf.length === 0) return rows;
       const vectors = new Map(vectorsByIds.all(JSON.stringify(vectorsOf)));
       for (const row of rows) {
