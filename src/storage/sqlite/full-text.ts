@@ -78,9 +78,11 @@ export function createFullTextSearch(sqlite: Sqlite) {
 const MAX_LIMITS = 16;
 
 /**
- * One statement per `LIMIT`, written into its text: SQLite plans a `LIMIT ?`
- * with the number bound to it, so binding it again sends the statement back
- * through the parser and planner on every run, FTS5's table lookups included.
+ * One statement per `LIMIT`, written into its text: SQLite gives a virtual
+ * table (FTS5) the bound `LIMIT ?` while planning, so binding it again sends
+ * the statement back through the parser and planner on every run, FTS5's table
+ * lookups included. Ordinary tables' `LIMIT ?` is not planned with its value
+ * and needs no such statements.
  */
 function byLimit<S extends Statement<any[], any>>(prepare: (limit: number) => S): (limit: number) => S {
   const statements = new Map<number, S>();
