@@ -49,6 +49,17 @@ describe("extractive answers on the bundled docs", () => {
     expect(reply.reply).toContain((await service.chatbots.get("demo")).fallback_message);
   });
 
+  // The first is the question the demo page suggests. A docs example that quoted it in code was the whole answer's best match.
+  it.each([
+    ["How do I create an API key?", "chatsvc keys create"],
+    ["How do I add documents to a chatbot?", "chatsvc ingest"],
+  ])("answers %j with the command that does it, not a code example quoting the question", async (question, command) => {
+    const reply = await ask(question);
+    expect(reply.cannot_answer).toBe(false);
+    expect(reply.reply).toContain(command);
+    expect(reply.reply).not.toContain("<pre>");
+  });
+
   it("names a file source by its title beside its file name", async () => {
     const reply = await ask("What does status 429 mean?");
     expect(reply.reply).toContain("Using the REST API (api.md)");
