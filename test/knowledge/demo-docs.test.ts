@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../../src/core/package-root.js";
 import { createChatService } from "../../src/service.js";
 import { startHarness, tempDir, type Harness } from "../support/harness.js";
 
@@ -57,6 +59,19 @@ describe("the demo chatbot", () => {
     for (const question of ["What is the weather like in Paris tomorrow?", "Who painted the Mona Lisa?", "Suggest a vegetarian lasagne recipe"]) {
       expect(await h.service.knowledge.search("demo", question), question).toEqual([]);
     }
+  });
+
+  // The bot answers developers from these pages: a field named there that the API does not send is a wrong answer.
+  it("names the send reply's fields and meta as the API sends them", async () => {
+    const page = readFileSync(join(packageRoot(), "docs", "api.md"), "utf8");
+    const step = page.split("\n").find((line) => line.includes("sends the visitor's message"))!;
+    const named = new Set([...step.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+    const opened = await h.call("/chatbots/demo/conversations", { method: "POST", json: {} });
+    const sent = await h.call(`/chatbots/demo/conversations/${opened.body.data.conversation_id}/messages`, { method: "POST", json: { message: "How do I change the port?" } });
+    expect(sent.status).toBe(200);
+    expect(Object.keys(sent.body.data).filter((field) => !named.has(field))).toEqual([]);
+    const credits = page.split("\n").find((line) => line.includes("send reply's `meta`"))!;
+    expect(Object.keys(sent.body.meta).filter((field) => !credits.includes(`\`${field}\``))).toEqual([]);
   });
 
   it("can be set up without the docs", async () => {

@@ -60,6 +60,11 @@ describe("extractive answers on the bundled docs", () => {
     expect(reply.reply).not.toContain("<pre>");
   });
 
+  it("says what happens when the credits run out, and the default rate limits", async () => {
+    expect((await ask("What happens when credits run out?")).reply).toContain("Monthly credit limit reached");
+    expect((await ask("What is the default rate limit?")).reply).toContain("300 requests a minute per key");
+  });
+
   it("names a file source by its title beside its file name", async () => {
     const reply = await ask("What does status 429 mean?");
     expect(reply.reply).toContain("Using the REST API (api.md)");
