@@ -35,7 +35,7 @@ async function setUp(document?: { name: string; content: string }): Promise<void
 // Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds.
 describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
   it("ingests a folder, lists, removes and reindexes, with --json printing one object", async () => {
-    expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 9 });
+    expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 10 });
     const docs = join(dir, "docs");
     mkdirSync(docs);
     writeFileSync(join(docs, "a.md"), "# Alpha\nAlpha text about refunds.\n");

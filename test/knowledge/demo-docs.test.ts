@@ -30,11 +30,16 @@ const QUESTIONS: [string, string][] = [
   ["What does status 429 mean?", "api.md"],
   ["Which command lists the documents of a chatbot?", "cli.md"],
   ["How do I run several instances behind a load balancer?", "several-instances.md"],
+  ["How do I verify a webhook signature?", "webhooks.md"],
+  ["How do I keep ingested web pages up to date?", "knowledge-base.md"],
+  ["How do I sign in to the operator console?", "operator-console.md"],
+  ["Can a visitor talk to a real person?", "operator-console.md"],
+  ["How do I give the bot a fixed answer to a question?", "operator-console.md"],
 ];
 
 describe("the demo chatbot", () => {
   it("knows chatsvc's own documentation after first-run setup", async () => {
-    expect(h.tenant.knowledge).toEqual({ documents: 9, chunks: expect.any(Number) });
+    expect(h.tenant.knowledge).toEqual({ documents: 10, chunks: expect.any(Number) });
     expect((await h.call("/chatbots/demo")).body.data.has_knowledge_base).toBe(true);
     expect(await (await h.service.knowledge.list("demo")).map((d) => d.name).sort()).toEqual([
       "api.md",
@@ -42,6 +47,7 @@ describe("the demo chatbot", () => {
       "configuration.md",
       "keys-and-attribution.md",
       "knowledge-base.md",
+      "operator-console.md",
       "quick-start.md",
       "several-instances.md",
       "webhooks.md",
