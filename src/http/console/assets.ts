@@ -80,6 +80,8 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>chatsvc console</title>
+<!-- No icon of its own: without this, every browser asks for /favicon.ico and logs the 404. -->
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="console.css">
 <script type="module" src="console.js"></script>
 </head>

@@ -113,7 +113,7 @@ function ChatbotList() {
             <input value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} required maxLength={200} />
           </Field>
           <Field label="Slug" hint="Lowercase letters, digits and dashes; used in URLs and the widget.">
-            <input value={slug} onInput={(e) => setSlug((e.target as HTMLInputElement).value)} required pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?" maxLength={64} />
+            <input value={slug} onInput={(e) => setSlug((e.target as HTMLInputElement).value)} required pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?" maxLength={64} />
           </Field>
           <button type="submit" disabled={create.busy}>
             Create chatbot
