@@ -137,7 +137,13 @@ describe("chatsvc db copy", () => {
       expect(verifyWebhook(hook.secret, leadAttempts[1]!.headers, leadAttempts[1]!.body)).toBe(true);
 
       expect((await after.call("/auth/test")).body.data).toEqual(seen.auth);
-      expect(await after.service.knowledge.search("demo", "Pro plan price per month")).toEqual(seen.hits);
+      // The same chunks and vectors answer the same: the best hit, and every hit from our documents. Weaker hits from the
+      // demo docs near the threshold depend on which candidates each engine's full text ranks first (FTS5's BM25, ts_rank).
+      const hits = await after.service.knowledge.search("demo", "Pro plan price per month");
+      const ours = (list: typeof hits) => list.filter((hit) => DOCS.some((doc) => doc.name === hit.name));
+      expect(hits[0]).toEqual(seen.hits[0]);
+      expect(ours(seen.hits).length).toBeGreaterThan(0);
+      expect(ours(hits)).toEqual(ours(seen.hits));
       expect((await after.call("/conversations")).body.data).toEqual(seen.conversations);
       expect((await after.call(`/conversations/${conversationId}`)).body.data).toEqual(seen.conversation);
       expect((await after.call("/leads")).body.data).toEqual(seen.leads);
