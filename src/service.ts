@@ -161,7 +161,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     url: config.branding.url,
     icon_url: config.branding.iconUrl,
   });
-  const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id) });
+  const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id), changes: storage.changes });
   const knowledge = createKnowledge(storage, config, chatbots);
   const models = createModels(config);
   const webhooks = createWebhookRuntime(storage, events, config);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Branding } from "./branding.js";
 import { nowIso } from "./clock.js";
-import type { ChatbotPatch, ChatbotRecord, ChatbotStore } from "./storage/index.js";
+import type { ChangeFeed, ChatbotPatch, ChatbotRecord, ChatbotStore } from "./storage/index.js";
 import { ChatsvcError } from "./errors.js";
 import { id, oneOf, parse, text } from "./validation.js";
 
@@ -203,13 +203,69 @@ export interface ChatbotsDeps {
   /** Whether the chatbot has knowledge chunks (owned by the knowledge store). */
   hasKnowledge(chatbotId: number): Promise<boolean>;
   branding(organizationId: number): Promise<Branding>;
+  /** Writes to chatbots made elsewhere (another process or instance), for the chatbots remembered by slug. */
+  changes: ChangeFeed;
+}
+
+/** Most chatbots remembered by slug; past it the cache starts over. */
+const MAX_REMEMBERED = 1_000;
+
+/**
+ * Chatbots by slug, so a chat request (which resolves one) needs no query.
+ * Writes through this service clear it; writes made elsewhere (the CLI in
+ * another process, another instance, SQL) move the storage's `chatbots`
+ * change version, read on every lookup: exact on SQLite, polled on
+ * PostgreSQL (there another instance's change applies within a poll, a
+ * quarter of a second). Only chatbots found are remembered, frozen: every
+ * caller shares them.
+ */
+function createChatbotCache(store: ChatbotStore, changes: ChangeFeed) {
+  const entries = new Map<string, Chatbot>();
+  let seen: number | undefined;
+  // Moves around every write through this service: a lookup that began before one must not remember what it read.
+  let writes = 0;
+  return {
+    async find(slug: string): Promise<Chatbot | undefined> {
+      const version = changes.version("chatbots");
+      if (version !== seen) {
+        entries.clear();
+        seen = version;
+      }
+      const hit = entries.get(slug);
+      if (hit) return hit;
+      const started = writes;
+      const row = await store.findBySlug(slug);
+      if (!row) return undefined;
+      const bot = frozen(toChatbot(row));
+      if (started === writes && changes.version("chatbots") === version) {
+        if (entries.size >= MAX_REMEMBERED) entries.clear();
+        entries.set(slug, bot);
+      }
+      return bot;
+    },
+    /** Runs a write to chatbots, forgetting what it may outdate before and after. */
+    async writing<T>(write: () => Promise<T>): Promise<T> {
+      writes++;
+      entries.clear();
+      try {
+        return await write();
+      } finally {
+        writes++;
+        entries.clear();
+      }
+    },
+  };
+}
+
+function frozen(bot: Chatbot): Chatbot {
+  Object.freeze(bot.appearance);
+  Object.freeze(bot.allowed_origins);
+  return Object.freeze(bot);
 }
 
 export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
-  const find = async (slug: string): Promise<Chatbot | undefined> => {
-    const row = await store.findBySlug(slug);
-    return row && toChatbot(row);
-  };
+  const cache = createChatbotCache(store, deps.changes);
+  const find = cache.find;
 
   const detail = async (bot: Chatbot): Promise<ChatbotDetail> => {
     const [hasKnowledge, branding] = await Promise.all([deps.hasKnowledge(bot.id), deps.branding(bot.organization_id)]);
@@ -241,7 +297,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
     async create(input: CreateChatbotInput): Promise<Chatbot> {
       const data = parse(createSchema, input);
       const now = nowIso();
-      const created = await store.create({
+      const created = await cache.writing(() => store.create({
         organization_id: data.organization_id,
         slug: data.slug,
         name: data.name.trim(),
@@ -259,7 +315,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
         handoff_enabled: data.handoff_enabled ?? false,
         created_at: now,
         updated_at: now,
-      });
+      }));
       if (created === "no-organization") throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
       if (created === "slug-taken") throw ChatsvcError.validation({ slug: ["The slug has already been taken."] });
       return toChatbot(created);
@@ -268,7 +324,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
     async update(slug: string, input: UpdateChatbotInput): Promise<Chatbot> {
       const data = parse(updateSchema, input);
       const updatedAt = nowIso();
-      const row = await store.update(slug, (current) => {
+      const row = await cache.writing(() => store.update(slug, (current) => {
         const patch: ChatbotPatch = { updated_at: updatedAt };
         if (data.name !== undefined) patch.name = data.name.trim();
         if (data.display_name !== undefined) patch.display_name = data.display_name;
@@ -284,14 +340,14 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
         if (data.handoff_enabled !== undefined) patch.handoff_enabled = data.handoff_enabled;
         if (data.allowed_origins !== undefined) patch.allowed_origins = JSON.stringify(data.allowed_origins.map((o) => o.replace(/\/$/, "")));
         return patch;
-      });
+      }));
       if (!row) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
       return toChatbot(row);
     },
 
     /** Deletes a chatbot with its conversations, leads and knowledge. */
     async delete(slug: string): Promise<void> {
-      if (!(await store.delete(slug))) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
+      if (!(await cache.writing(() => store.delete(slug)))) throw ChatsvcError.notFound(`Chatbot ${slug} not found`);
     },
 
     find,

@@ -94,6 +94,7 @@ beforeAll(async () => {
     const user = await setup.users.create({ organization_id: org.id, email: "owner@metered.test" });
     await setup.chatbots.create({ organization_id: org.id, slug: "metered", name: "Metered" });
     metered = { orgId: org.id, key: (await setup.keys.create({ user_id: user.id, name: "burst", accept_attribution: true })).key };
+    await setup.chatbots.create({ organization_id: org.id, slug: "seasonal", name: "Seasonal" });
     toDisable = await setup.keys.create({ email: "owner@acme.test", name: "to-disable", accept_attribution: true });
   } finally {
     await setup.close();
@@ -138,6 +139,18 @@ describe("three chatsvc serve instances on one PostgreSQL database", () => {
     expect(performance.now() - since).toBeLessThan(1_000);
     // The other keys are untouched.
     for (const instance of instances) expect((await call(instance, "/auth/test", demoKey)).status).toBe(200);
+  });
+
+  it("a chatbot taken offline with `chatsvc bots update --inactive` is refused by every instance within 1 s, and back within 1 s", async () => {
+    const open = (instance: Instance) => call(instance, "/chatbots/seasonal/conversations", metered.key, { json: {} });
+    // Every instance has resolved (and remembered) the chatbot before it changes.
+    for (const instance of instances) expect((await open(instance)).status).toBe(201);
+    for (const [flag, accepted] of [["--inactive", (res: ApiResponse) => res.status === 403 && res.body.message === "Chatbot is not active"], ["--active", (res: ApiResponse) => res.status === 201]] as const) {
+      expect((await cli(["bots", "update", "seasonal", flag])).code).toBe(0);
+      const since = performance.now();
+      await Promise.all(instances.map((instance) => eventually(async () => accepted(await open(instance)), 1_000)));
+      expect(performance.now() - since).toBeLessThan(1_000);
+    }
   });
 
   it("a document ingested on the shared database is found by every instance within 1 s", async () => {

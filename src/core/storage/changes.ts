@@ -1,5 +1,5 @@
-/** What an in-process cache may follow: writes to API keys, to knowledge (documents, chunks, vectors), to settings. */
-export type ChangeTopic = "keys" | "knowledge" | "settings";
+/** What an in-process cache may follow: writes to API keys, to chatbots, to knowledge (documents, chunks, vectors), to settings. */
+export type ChangeTopic = "keys" | "chatbots" | "knowledge" | "settings";
 
 /**
  * How caches learn about writes made elsewhere (another connection, process

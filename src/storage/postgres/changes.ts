@@ -4,7 +4,7 @@ import { readRevisions } from "./revisions.js";
 
 /** How often the counters are read: caches follow another instance's writes within this (plus a query). */
 const POLL_MS = 250;
-const TOPICS = ["keys", "knowledge", "settings"] as const satisfies readonly ChangeTopic[];
+const TOPICS = ["keys", "chatbots", "knowledge", "settings"] as const satisfies readonly ChangeTopic[];
 
 /**
  * The change feed on PostgreSQL: the `revisions` counters (bumped by the changing

@@ -2,7 +2,7 @@ import type { Queryable } from "./client.js";
 import { all, run, statement } from "./client.js";
 
 /** Scopes of the `revisions` counters: what instances cache and must drop when another changes it. */
-export type RevisionScope = "keys" | "knowledge" | "settings" | `vectors:${number}`;
+export type RevisionScope = "keys" | "chatbots" | "knowledge" | "settings" | `vectors:${number}`;
 
 const bump = statement(
   "revisions_bump",
