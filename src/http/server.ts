@@ -1,5 +1,5 @@
 import { createServer, type RequestListener } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { H3 } from "h3";
 import { toNodeHandler } from "h3/node";
 import type { ChatService } from "../service.js";
@@ -100,8 +100,19 @@ export async function startServer(
       connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
       ServerResponse: AnswerResponse,
     },
-    (req, res) => handle!(req, res),
+    (req, res) => {
+      unused.delete(req.socket);
+      handle!(req, res);
+    },
   );
+  // Connections that have not sent a request yet: the spare ones browsers and undici open ahead of use (undici
+  // opens one when a fetch is aborted). Node's closeIdleConnections() leaves them, so they held close() for the
+  // whole shutdown timeout; close() ends them with the idle ones.
+  const unused = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    unused.add(socket);
+    socket.once("close", () => unused.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -127,11 +138,15 @@ export async function startServer(
     async close() {
       stopWatching();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
+      // Idle keep-alive sockets would hold close() open; busy ones finish their request first, and are closed
+      // once idle (checked again until all are gone: a kept-alive client may not close its side for minutes).
       server.closeIdleConnections();
+      for (const socket of unused) socket.destroy();
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
       const forced = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
       forced.unref();
       await closed;
+      clearInterval(idle);
       clearTimeout(forced);
     },
   };

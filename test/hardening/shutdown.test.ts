@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
+import { request as netRequest } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { startServer } from "../../src/http/server.js";
 import { createChatService } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { startFakeOpenAI } from "../fixtures/fake-openai.js";
@@ -81,3 +84,27 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   // The receiver never answered: the delivery waits in the outbox for the next start.
   expect(sqlite.prepare("SELECT status FROM webhook_deliveries").all()).toEqual([{ status: "pending" }]);
 }, 45_000);
+
+it("close() ends connections that never sent a request (spare ones opened ahead of use) at once, and still lets a request in flight finish", async () => {
+  const service = await createChatService({ env: {}, db: ":memory:", logLevel: "warn" });
+  cleanups.push(() => service.close());
+  const { key } = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test", ingestDocs: false });
+  const server = await startServer(service, { port: 0, shutdownTimeoutMs: 20_000 });
+  // What a browser's preconnect, or undici after an aborted fetch, leaves: a connection with nothing sent on it.
+  const spare = connect(server.port, "127.0.0.1");
+  await new Promise((resolve) => spare.once("connect", resolve));
+  const spareClosed = new Promise((resolve) => spare.once("close", resolve));
+  // A request whose body is still on its way when close() starts.
+  const inFlight = netRequest(`${server.url}/api/v1/chatbots/demo/conversations`, { method: "POST", headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json", "content-length": "2" } });
+  const answered = new Promise<number>((resolve, reject) => inFlight.once("response", (res) => (res.resume(), resolve(res.statusCode!))).once("error", reject));
+  inFlight.write("{");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const started = performance.now();
+  const closing = server.close();
+  await spareClosed;
+  inFlight.end("}");
+  expect(await answered).toBe(201);
+  await closing;
+  // Neither connection waits for its client to close it, nor for the 20 s shutdown timeout.
+  expect(performance.now() - started).toBeLessThan(2_000);
+});
