@@ -222,36 +222,41 @@ const MAX_REMEMBERED = 1_000;
 function createChatbotCache(store: ChatbotStore, changes: ChangeFeed) {
   const entries = new Map<string, Chatbot>();
   let seen: number | undefined;
-  // Moves around every write through this service: a lookup that began before one must not remember what it read.
-  let writes = 0;
+  // Moves whenever the entries are dropped: a lookup that began before must not put back what it read.
+  let generation = 0;
+  const forget = () => {
+    entries.clear();
+    generation++;
+  };
+  const followChanges = () => {
+    const version = changes.version("chatbots");
+    if (version !== seen) {
+      seen = version;
+      forget();
+    }
+  };
   return {
     async find(slug: string): Promise<Chatbot | undefined> {
-      const version = changes.version("chatbots");
-      if (version !== seen) {
-        entries.clear();
-        seen = version;
-      }
+      followChanges();
       const hit = entries.get(slug);
       if (hit) return hit;
-      const started = writes;
+      const started = generation;
       const row = await store.findBySlug(slug);
       if (!row) return undefined;
       const bot = frozen(toChatbot(row));
-      if (started === writes && changes.version("chatbots") === version) {
-        if (entries.size >= MAX_REMEMBERED) entries.clear();
+      followChanges();
+      if (started === generation) {
+        if (entries.size >= MAX_REMEMBERED) forget();
         entries.set(slug, bot);
       }
       return bot;
     },
-    /** Runs a write to chatbots, forgetting what it may outdate before and after. */
+    /** Runs a write to chatbots, then forgets what it may have outdated. */
     async writing<T>(write: () => Promise<T>): Promise<T> {
-      writes++;
-      entries.clear();
       try {
         return await write();
       } finally {
-        writes++;
-        entries.clear();
+        forget();
       }
     },
   };
@@ -297,7 +302,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
     async create(input: CreateChatbotInput): Promise<Chatbot> {
       const data = parse(createSchema, input);
       const now = nowIso();
-      const created = await cache.writing(() => store.create({
+      const created = await store.create({
         organization_id: data.organization_id,
         slug: data.slug,
         name: data.name.trim(),
@@ -315,7 +320,7 @@ export function createChatbots(store: ChatbotStore, deps: ChatbotsDeps) {
         handoff_enabled: data.handoff_enabled ?? false,
         created_at: now,
         updated_at: now,
-      }));
+      });
       if (created === "no-organization") throw ChatsvcError.notFound(`Organization ${data.organization_id} not found`);
       if (created === "slug-taken") throw ChatsvcError.validation({ slug: ["The slug has already been taken."] });
       return toChatbot(created);
