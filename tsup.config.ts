@@ -39,6 +39,8 @@ export default defineConfig({
     "render-worker": "src/render/render-worker.ts",
     // Likewise for ingestion's: `startModuleWorker(import.meta.url, "ingest-worker")` starts `./ingest-worker.js`.
     "ingest-worker": "src/knowledge/ingest-worker.ts",
+    // And retrieval's (search-thread.ts starts `./search-worker.js`).
+    "search-worker": "src/knowledge/search-worker.ts",
     // And the SQLite engine's WAL checkpointer (wal-checkpoints.ts starts `./checkpoint-worker.js`).
     "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts",
     // And its bulk knowledge writer (knowledge-writer.ts starts `./knowledge-write-worker.js`).

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
 import { createAnalytics, type Analytics } from "./analytics/index.js";
 import { questionKey } from "./analytics/questions.js";
 import { createChat, type Chat } from "./chat/chat.js";
@@ -26,6 +27,7 @@ import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
+import { createSearchThread, type HybridSearch, type SearchThread, type SearchWorkerSetup } from "./knowledge/search-thread.js";
 import { scheduleSync } from "./knowledge/sync-schedule.js";
 import { hasQuestionWords } from "./knowledge/question-match.js";
 import type { Knowledge } from "./knowledge/types.js";
@@ -117,6 +119,8 @@ export interface ServiceInternals {
   storage: Storage;
   events: EventBus;
   models: Models;
+  /** Where searches run when `searchThread` is on (SQLite files). */
+  searchThread?: SearchThread;
 }
 
 const internals = new WeakMap<ChatService, ServiceInternals>();
@@ -126,6 +130,11 @@ export function internalsOf(service: ChatService): ServiceInternals {
   const found = internals.get(service);
   if (!found) throw new Error("chatsvc: not a service created by createChatService()");
   return found;
+}
+
+/** What a model embedder needs of the configuration, and nothing else: it is copied to the search thread. */
+function pickEmbedderSettings({ ollamaHost, openaiBaseUrl, openaiApiKey, modelTimeoutMs }: ResolvedConfig): SearchWorkerSetup["embedder"] {
+  return { ollamaHost, openaiBaseUrl, openaiApiKey, modelTimeoutMs };
 }
 
 /**
@@ -162,7 +171,18 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     icon_url: config.branding.iconUrl,
   });
   const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id), changes: storage.changes });
-  const knowledge = createKnowledge(storage, config, chatbots);
+  let searchThread: SearchThread | undefined;
+  const knowledge = createKnowledge(storage, config, chatbots, {
+    ...(config.searchThread &&
+      config.database === null &&
+      config.db !== ":memory:" && {
+        searchIn: (inThread: HybridSearch) => {
+          const setup = { file: resolve(config.db), busyTimeoutMs: config.busyTimeoutMs, embedModel: config.embedModel, embedder: pickEmbedderSettings(config) };
+          searchThread = createSearchThread(setup, { inThread, onFailure: (error) => console.error(error.message) });
+          return searchThread.search;
+        },
+      }),
+  });
   const models = createModels(config);
   const webhooks = createWebhookRuntime(storage, events, config);
   const messages = createMessages(storage.conversations, config, branding);
@@ -224,6 +244,7 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     releaseMemory() {
       if (closed) return;
       renderer.releaseMemory();
+      searchThread?.releaseMemory();
       storage.releaseMemory();
       collectGarbage();
     },
@@ -238,10 +259,11 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
       await retention.stop();
       await webhooks.close();
       await renderer.close();
+      await searchThread?.close();
       await keys.flush();
       await storage.close();
     },
   };
-  internals.set(service, { storage, events, models });
+  internals.set(service, { storage, events, models, ...(searchThread && { searchThread }) });
   return service;
 }

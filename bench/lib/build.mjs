@@ -14,7 +14,7 @@ export async function buildForBench() {
   const started = performance.now();
   await build({
     config: false,
-    entry: { index: "src/index.ts", h3: "src/h3.ts", cli: "src/cli.ts", "render-worker": "src/render/render-worker.ts", "ingest-worker": "src/knowledge/ingest-worker.ts", "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts", "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts", "bench-internals": join(BENCH_DIR, "internals.ts") },
+    entry: { index: "src/index.ts", h3: "src/h3.ts", cli: "src/cli.ts", "render-worker": "src/render/render-worker.ts", "ingest-worker": "src/knowledge/ingest-worker.ts", "search-worker": "src/knowledge/search-worker.ts", "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts", "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts", "bench-internals": join(BENCH_DIR, "internals.ts") },
     outDir: BENCH_DIST,
     format: ["esm"],
     target: "node20",

@@ -150,6 +150,12 @@ export interface ChatServiceOptions {
    */
   renderWorker?: boolean;
   /**
+   * Run retrieval in a worker thread with its own read-only connection and vector index, beside the event loop
+   * (env `CHATSVC_SEARCH_THREAD`). SQLite database files only (PostgreSQL searches in its own processes).
+   * Default false; `chatsvc serve` turns it on.
+   */
+  searchThread?: boolean;
+  /**
    * Re-fetch every chatbot's web documents in the background this often (`kb sync` for all of them): a number
    * of milliseconds or a duration like `24h`, `30m` (env `CHATSVC_SYNC_EVERY`); at least 1 s. Instances sharing
    * a database run one round per period between them. `false`, `0` or `off` for none (the default).
@@ -192,6 +198,7 @@ export interface ResolvedConfig {
   countryHeader: string;
   busyTimeoutMs: number;
   renderWorker: boolean;
+  searchThread: boolean;
   /** Milliseconds between background sync rounds; null when off. */
   syncEveryMs: number | null;
 }
@@ -310,6 +317,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
     countryHeader: (options.countryHeader ?? env.CHATSVC_COUNTRY_HEADER ?? "cf-ipcountry").toLowerCase(),
     busyTimeoutMs: int("busyTimeoutMs", options.busyTimeoutMs, 5_000, 0),
     renderWorker: options.renderWorker ?? (env.CHATSVC_RENDER_WORKER === undefined || env.CHATSVC_RENDER_WORKER === "" ? true : bool("renderWorker", env.CHATSVC_RENDER_WORKER)),
+    searchThread: options.searchThread ?? bool("searchThread", env.CHATSVC_SEARCH_THREAD),
     syncEveryMs: syncEveryOf(options.syncEvery ?? env.CHATSVC_SYNC_EVERY, fail),
   };
   if (Object.keys(errors).length > 0) throw ChatsvcError.validation(errors, "Invalid chatsvc configuration");

@@ -1,4 +1,4 @@
-import type { KnowledgeStore } from "../core/storage/index.js";
+import type { KnowledgeReads } from "../core/storage/index.js";
 import { dot, type Embedder } from "./embedders/index.js";
 import { normalize } from "./embedders/types.js";
 import { prepareExpansion, type QueryExpansion } from "./expansion.js";
@@ -35,7 +35,7 @@ const SENTENCE_RANGE = [0.5, 0.9] as const;
 const SENTENCE_CACHE_MAX = 2000;
 
 export interface SearchDeps {
-  store: KnowledgeStore;
+  store: KnowledgeReads;
   vectors: VectorIndex;
   embedder: () => Embedder;
 }
@@ -130,7 +130,7 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
 }
 
 /** The question's related (and with `similar`, similar) words that the knowledge base uses (in any chatbot's chunks): the others only blur a query. */
-async function expandKnown(store: KnowledgeStore, text: string, similar: boolean): Promise<QueryExpansion> {
+async function expandKnown(store: KnowledgeReads, text: string, similar: boolean): Promise<QueryExpansion> {
   const { offered, finish } = prepareExpansion(text, similar);
   return finish(offered.length === 0 ? [] : await store.knownWords(offered));
 }

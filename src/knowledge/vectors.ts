@@ -1,5 +1,5 @@
 import { ChatsvcError } from "../core/errors.js";
-import type { ChangeFeed, EmbedderRecord, KnowledgeStore, VectorState } from "../core/storage/index.js";
+import type { ChangeFeed, EmbedderRecord, KnowledgeReads, VectorState } from "../core/storage/index.js";
 import { dot } from "./embedders/index.js";
 import { createQuantizedVectors, type QuantizedVectors } from "./quantized-vectors.js";
 
@@ -38,7 +38,7 @@ interface Cached {
  * replaced ones. The embedder record is re-read when the storage reports a
  * settings change made elsewhere, or after this process wrote it.
  */
-export function createVectorIndex(store: KnowledgeStore, changes: ChangeFeed) {
+export function createVectorIndex(store: KnowledgeReads, changes: ChangeFeed) {
   const cache = new Map<number, Cached>();
   /** One refresh per chatbot at a time: two searches must not both append the same rows. */
   const refreshing = new Map<number, Promise<QuantizedVectors | undefined>>();

@@ -19,7 +19,8 @@ export function registerServe(program: Command): void {
     .option("--allow-private-webhooks", "deliver webhooks to private and loopback addresses")
     .option("--sync-every <duration>", "re-fetch web documents of every chatbot this often, e.g. 24h (env CHATSVC_SYNC_EVERY); one instance at a time")
     .option("--shutdown-timeout <ms>", "on SIGTERM/SIGINT, longest wait for in-flight requests", "10000")
-    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; syncEvery?: string; shutdownTimeout: string }, cmd: Command) => {
+    .option("--no-search-thread", "search on the main thread instead of a worker thread of its own (env CHATSVC_SEARCH_THREAD=0)")
+    .action(async (opts: { port: string; host: string; publicUrl?: string; allowPrivateWebhooks?: boolean; syncEvery?: string; shutdownTimeout: string; searchThread: boolean }, cmd: Command) => {
       const port = parseCount(opts.port, "--port");
       const shutdownTimeoutMs = parseCount(opts.shutdownTimeout, "--shutdown-timeout");
       const [{ createChatService }, { startServer }, { createLogger }] = await Promise.all([
@@ -32,6 +33,8 @@ export function registerServe(program: Command): void {
         ...(opts.publicUrl !== undefined && { publicUrl: opts.publicUrl }),
         ...(opts.allowPrivateWebhooks && { webhooks: { allowPrivateNetworks: true } }),
         ...(opts.syncEvery !== undefined && { syncEvery: opts.syncEvery }),
+        // On unless turned off here or in the environment (the library's default is off: see `searchThread`).
+        ...((!opts.searchThread || process.env.CHATSVC_SEARCH_THREAD === undefined) && { searchThread: opts.searchThread }),
       });
       try {
         // Setting up ingests the bundled docs (about a second): say so first rather than sit silent.

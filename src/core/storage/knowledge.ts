@@ -148,3 +148,6 @@ export interface KnowledgeStore {
    */
   replaceVectors(embedder: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]): Promise<void>;
 }
+
+/** What a search reads, and all it reads: an engine can serve it from another connection (a search thread's). */
+export type KnowledgeReads = Pick<KnowledgeStore, "hasChunks" | "chunks" | "fullText" | "knownWords" | "embedder" | "vectorState" | "vectorsAfter" | "vectorsOf">;

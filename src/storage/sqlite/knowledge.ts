@@ -1,9 +1,7 @@
-import type { ChunkRecord, DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
-import { ftsMatch } from "./fts-match.js";
+import type { DocumentRecord, EmbedderRecord, KnowledgeStore, WebDocument } from "../../core/storage/index.js";
 import { createFullTextMerger } from "./fts-merge.js";
-import { createTermSelector } from "./fts-terms.js";
-import { createFullTextSearch } from "./full-text.js";
-import { createBatchWrite, EMBEDDER_SETTING, recordEmbedderStatement, toBlob } from "./knowledge-write.js";
+import { createKnowledgeReads } from "./knowledge-reads.js";
+import { createBatchWrite, recordEmbedderStatement, toBlob } from "./knowledge-write.js";
 import type { KnowledgeWriter } from "./knowledge-writer.js";
 import type { Sqlite } from "./open.js";
 import type { WalCheckpoints } from "./wal-checkpoints.js";
@@ -37,44 +35,16 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     "SELECT id, name, type, source, url, chunk_count, bytes, created_at, updated_at FROM documents WHERE chatbot_id = ? ORDER BY id",
   );
   const deleteDoc = sqlite.prepare<[number, number]>("DELETE FROM documents WHERE id = ? AND chatbot_id = ?");
-  const hasChunks = sqlite.prepare<[number], { x: number }>("SELECT 1 AS x FROM chunks WHERE chatbot_id = ? LIMIT 1");
-  // Rows as arrays: better-sqlite3 builds a row object through the V8 API, slower than the object literal below (a search reads dozens).
-  const chunksByIds = sqlite
-    .prepare<[string], [number, number, string, string, string, string, string | null]>(
-      `SELECT c.id, c.document_id, c.heading, c.content, d.name, d.type, d.url
-         FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE c.id IN (SELECT value FROM json_each(?))`,
-    )
-    .raw();
   const chunksOfBot = sqlite.prepare<[number], { id: number; heading: string; content: string }>("SELECT id, heading, content FROM chunks WHERE chatbot_id = ? ORDER BY id");
   const botsWithChunks = sqlite.prepare<[], number>("SELECT DISTINCT chatbot_id FROM chunks ORDER BY chatbot_id").pluck();
 
-  const readSetting = sqlite.prepare<[string], string>("SELECT value FROM settings WHERE key = ?").pluck();
   const upsertVector = sqlite.prepare<[number, number, Buffer]>(
     "INSERT INTO chunk_embeddings (chunk_id, chatbot_id, embedding) VALUES (?, ?, ?) ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding",
   );
   const deleteVectors = sqlite.prepare("DELETE FROM chunk_embeddings");
-  const state = sqlite.prepare<[number, number], { max_id: number | null; revision: number }>(
-    `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = ?) AS max_id,
-            coalesce((SELECT revision FROM chunk_embedding_revisions WHERE chatbot_id = ?), 0) AS revision`,
-  );
-  const vectorsAfter = sqlite
-    .prepare<[number, number, number], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ? AND chunk_id > ? ORDER BY chunk_id LIMIT ?")
-    .raw();
-  const vectorsByIds = sqlite
-    .prepare<[string], [number, Buffer]>("SELECT chunk_id, embedding FROM chunk_embeddings WHERE chunk_id IN (SELECT value FROM json_each(?))")
-    .raw();
-
-  const fullText = createFullTextSearch(sqlite);
-  const terms = createTermSelector(sqlite);
+  const reads = createKnowledgeReads(sqlite);
   const merger = createFullTextMerger(sqlite);
-
-  const embedder = (): EmbedderRecord | undefined => {
-    const value = readSetting.get(EMBEDDER_SETTING);
-    return value === undefined ? undefined : (JSON.parse(value) as EmbedderRecord);
-  };
   const recordEmbedder = recordEmbedderStatement(sqlite);
-
   const writeBatch = createBatchWrite(sqlite);
 
   const replaceVectors = sqlite.transaction((used: EmbedderRecord, recreate: boolean, vectors: { chatbot_id: number; chunk_id: number; vector: Float32Array }[]) => {
@@ -85,14 +55,10 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
     for (const v of vectors) upsertVector.run(v.chunk_id, v.chatbot_id, toBlob(v.vector));
   });
 
-  // One read transaction, so the state describes the vectors read (another process may write between two statements).
-  const vectorsWithState = sqlite.transaction((chatbotId: number, chunkIds: number[]) => ({
-    state: state.get(chatbotId, chatbotId)!,
-    vectors: chunkIds.length === 0 ? [] : vectorsByIds.all(JSON.stringify(chunkIds)).map(([id, blob]): [number, Float32Array] => [id, toVector(blob)]),
-  }));
   const removeDocument = sqlite.transaction((chatbotId: number, documentId: number) => deleteDoc.run(documentId, chatbotId).changes > 0);
 
   return {
+    ...reads,
     async documentBySource(chatbotId, source) {
       return bySource.get(chatbotId, source);
     },
@@ -136,46 +102,11 @@ export function createKnowledgeStore(sqlite: Sqlite, checkpoints: WalCheckpoints
       await merger.settle();
       return removed;
     },
-    async hasChunks(chatbotId) {
-      return hasChunks.get(chatbotId) !== undefined;
-    },
-    async chunks(ids, vectorsOf = []) {
-      if (ids.length === 0) return [];
-      const rows: (ChunkRecord & { vector?: Float32Array })[] = chunksByIds
-        .all(JSON.stringify(ids))
-        .map(([id, document_id, heading, content, name, type, url]) => ({ id, document_id, heading, content, name, type, url }));
-      if (vectorsOf.length === 0) return rows;
-      const vectors = new Map(vectorsByIds.all(JSON.stringify(vectorsOf)));
-      for (const row of rows) {
-        const blob = vectors.get(row.id);
-        if (blob) row.vector = toVector(blob);
-      }
-      return rows;
-    },
     async chunksOfChatbot(chatbotId) {
       return chunksOfBot.all(chatbotId);
     },
     async chatbotsWithChunks() {
       return botsWithChunks.all();
-    },
-    async fullText(chatbotId, words, limit) {
-      const match = ftsMatch(terms.select(words));
-      return match ? fullText(match, chatbotId, limit) : [];
-    },
-    async knownWords(words) {
-      return terms.known(words);
-    },
-    async embedder() {
-      return embedder();
-    },
-    async vectorState(chatbotId) {
-      return state.get(chatbotId, chatbotId)!;
-    },
-    async vectorsAfter(chatbotId, afterId, limit) {
-      return vectorsAfter.all(chatbotId, afterId, limit).map(([id, blob]) => [id, toVector(blob)]);
-    },
-    async vectorsOf(chatbotId, chunkIds) {
-      return vectorsWithState(chatbotId, chunkIds);
     },
     async replaceVectors(used, recreate, vectors) {
       checkpoints.busy();
@@ -203,9 +134,4 @@ export function migrateLegacyVectors(sqlite: Sqlite): void {
       );
     })
     .immediate();
-}
-
-function toVector(blob: Buffer): Float32Array {
-  // Blobs from SQLite need not be 4-byte aligned; copy when they are not.
-  return blob.byteOffset % 4 === 0 ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4) : new Float32Array(new Uint8Array(blob).buffer);
 }

@@ -1,0 +1,146 @@
+import type { Worker } from "node:worker_threads";
+import { ChatsvcError } from "../core/errors.js";
+import { startModuleWorker } from "../core/module-worker.js";
+import type { HybridSearchOptions } from "./search.js";
+import type { FromSearchWorker, SearchFailure, SearchWorkerSetup, ToSearchWorker } from "./search-worker.js";
+import type { RetrievedChunk } from "./types.js";
+
+export type { SearchWorkerSetup };
+
+export type HybridSearch = (chatbotId: number, query: string, options: HybridSearchOptions) => Promise<RetrievedChunk[]>;
+
+export interface SearchThread {
+  search: HybridSearch;
+  /** Asks the thread to free its connection's page cache and collect its garbage (a quiet server). */
+  releaseMemory(): void;
+  /** Lets searches under way finish, then stops the thread. */
+  close(): Promise<void>;
+  /** Figures for tests and metrics: threads started so far, searches a thread answered, and whether searches moved to the calling thread. */
+  stats(): { threadsStarted: number; answered: number; inThread: boolean };
+}
+
+export interface SearchThreadOptions {
+  /** Searches here instead, when no thread can start or open the database (and for good from then on). */
+  inThread: HybridSearch;
+  /** Told why searches moved to this thread, or why a thread stopped. */
+  onFailure: (error: Error) => void;
+}
+
+interface Waiting {
+  args: Parameters<HybridSearch>;
+  resolve(chunks: RetrievedChunk[]): void;
+  reject(error: Error): void;
+}
+
+/** How long `close()` waits for searches under way before it stops the thread anyway. */
+const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * Hybrid search in a worker thread with its own read-only connection and
+ * vector index (`search-worker.ts`), so a chat turn's retrieval, the largest
+ * share of its CPU, runs on another core while the event loop parses, stores
+ * and answers other requests. The index lives in that thread
+ * only: the main thread never loads it. The thread starts with the service;
+ * one that stops unexpectedly fails the searches it held and is replaced by
+ * the next search. Where no thread can start or open the database, searches
+ * run in the calling thread.
+ *
+ * @example
+ * const thread = createSearchThread(setup, { inThread: hybrid, onFailure: console.error });
+ * await thread.search(botId, "How do I reset my password?", { k: 8, threshold: 0.2, includeBelowThreshold: false });
+ * await thread.close();
+ */
+export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailure }: SearchThreadOptions): SearchThread {
+  let worker: Worker | undefined;
+  let fallback = false;
+  let closing = false;
+  let nextId = 1;
+  let threadsStarted = 0;
+  let answered = 0;
+  const waiting = new Map<number, Waiting>();
+  let exited: Promise<void> = Promise.resolve();
+
+  const start = (): Worker | undefined => {
+    let started: Worker;
+    try {
+      started = startModuleWorker(import.meta.url, "search-worker", { workerData: setup });
+    } catch (error) {
+      moveInThread(error);
+      return undefined;
+    }
+    threadsStarted++;
+    let ready = false;
+    started.unref();
+    started.on("message", (reply: FromSearchWorker) => {
+      if ("ready" in reply) return void (ready = true);
+      const entry = waiting.get(reply.id);
+      if (!entry) return;
+      waiting.delete(reply.id);
+      if (waiting.size === 0) started.unref();
+      answered++;
+      if ("chunks" in reply) entry.resolve(reply.chunks);
+      else entry.reject(errorOf(reply.error));
+    });
+    let failure: Error | undefined;
+    started.on("error", (error) => void (failure = error));
+    exited = new Promise((resolve) =>
+      started.once("exit", (code) => {
+        if (worker === started) worker = undefined;
+        const held = [...waiting.values()];
+        waiting.clear();
+        if (!ready && !closing) {
+          // It never opened the database: the searches it held run here, as every later one will.
+          moveInThread(failure ?? new Error(`it exited with code ${code} while starting`));
+          for (const entry of held) inThread(...entry.args).then(entry.resolve, entry.reject);
+          resolve();
+          return;
+        }
+        if (!closing) onFailure(new Error(`chatsvc: the search thread stopped (${failure?.message ?? `exit code ${code}`}); the next search starts another`));
+        for (const entry of held) entry.reject(new Error("The search thread stopped during the search"));
+        resolve();
+      }),
+    );
+    return started;
+  };
+
+  const moveInThread = (error: unknown) => {
+    if (fallback) return;
+    fallback = true;
+    onFailure(new Error(`chatsvc: searches run on the main thread: the search thread could not start (${error instanceof Error ? error.message : String(error)})`));
+  };
+
+  worker = start();
+
+  return {
+    search(chatbotId, query, options) {
+      if (fallback || closing) return inThread(chatbotId, query, options);
+      worker ??= start();
+      const running = worker;
+      if (!running) return inThread(chatbotId, query, options);
+      const id = nextId++;
+      return new Promise<RetrievedChunk[]>((resolve, reject) => {
+        waiting.set(id, { args: [chatbotId, query, options], resolve, reject });
+        running.ref();
+        running.postMessage({ id, chatbotId, query, options } satisfies ToSearchWorker);
+      });
+    },
+    stats: () => ({ threadsStarted, answered, inThread: fallback }),
+    releaseMemory() {
+      worker?.postMessage({ release: true } satisfies ToSearchWorker);
+    },
+    async close() {
+      if (closing) return exited;
+      closing = true;
+      const running = worker;
+      if (!running) return;
+      running.postMessage({ stop: true } satisfies ToSearchWorker);
+      const timer = setTimeout(() => void running.terminate(), CLOSE_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function errorOf({ message, status, errors, details }: SearchFailure): Error {
+  return status === undefined ? new Error(message) : new ChatsvcError(status, message, { ...(errors && { errors }), ...(details && { details }) });
+}

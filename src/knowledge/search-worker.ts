@@ -1,0 +1,73 @@
+// The search thread's entry (built as its own file, `search-worker.js`): runs hybrid searches for
+// search-thread.ts on a read-only connection of its own, with its own vector index, so a chat turn's
+// retrieval runs beside the event loop instead of on it.
+import { parentPort, workerData } from "node:worker_threads";
+import { collectGarbage } from "../core/collect-garbage.js";
+import type { ResolvedConfig } from "../core/config.js";
+import { ChatsvcError } from "../core/errors.js";
+import { openSearchReader, type SqliteReaderSetup } from "../storage/sqlite/search-reader.js";
+import { createEmbedder, type Embedder } from "./embedders/index.js";
+import { createHybridSearch, type HybridSearchOptions } from "./search.js";
+import type { RetrievedChunk } from "./types.js";
+import { createVectorIndex } from "./vectors.js";
+
+export interface SearchWorkerSetup extends SqliteReaderSetup {
+  embedModel: string;
+  /** What a model embedder needs besides its spec (plain values: they cross to the thread). */
+  embedder: Pick<ResolvedConfig, "ollamaHost" | "openaiBaseUrl" | "openaiApiKey" | "modelTimeoutMs">;
+}
+
+export type ToSearchWorker = { id: number; chatbotId: number; query: string; options: HybridSearchOptions } | { release: true } | { stop: true };
+
+/** A refusal crosses as its fields (a `ChatsvcError` does not survive structured cloning as one). */
+export interface SearchFailure {
+  message: string;
+  status?: number;
+  errors?: ChatsvcError["errors"];
+  details?: ChatsvcError["details"];
+}
+
+/** `ready` once the database is open; then one answer per search. */
+export type FromSearchWorker = { ready: true } | { id: number; chunks: RetrievedChunk[] } | { id: number; error: SearchFailure };
+
+const setup = workerData as SearchWorkerSetup;
+const reader = openSearchReader(setup);
+let model: Embedder | undefined;
+const embedder = () => (model ??= createEmbedder(setup.embedModel, setup.embedder));
+const search = createHybridSearch({ store: reader.reads, vectors: createVectorIndex(reader.reads, reader.changes), embedder });
+const port = parentPort!;
+port.postMessage({ ready: true } satisfies FromSearchWorker);
+let pending = 0;
+let stopping = false;
+
+const stop = () => {
+  reader.close();
+  port.close();
+};
+
+port.on("message", (message: ToSearchWorker) => {
+  if ("stop" in message) {
+    stopping = true;
+    if (pending === 0) stop();
+    return;
+  }
+  if ("release" in message) {
+    reader.releaseMemory();
+    return void collectGarbage();
+  }
+  pending++;
+  search(message.chatbotId, message.query, message.options).then(
+    (chunks) => answer({ id: message.id, chunks }),
+    (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
+  );
+});
+
+function answer(reply: FromSearchWorker): void {
+  port.postMessage(reply);
+  if (--pending === 0 && stopping) stop();
+}
+
+function failureOf(error: unknown): SearchFailure {
+  if (!(error instanceof ChatsvcError)) return { message: error instanceof Error ? error.message : String(error) };
+  return { message: error.message, status: error.status, ...(error.errors && { errors: error.errors }), ...(error.details && { details: error.details }) };
+}

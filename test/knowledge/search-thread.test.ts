@@ -1,0 +1,109 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ChatsvcError } from "../../src/core/errors.js";
+import { createSearchThread } from "../../src/knowledge/search-thread.js";
+import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
+import { testEngine } from "../support/database.js";
+import { startHarness, tempDir } from "../support/harness.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+function temp(): string {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  return dir.dir;
+}
+async function open(db: string, options: Parameters<typeof createChatService>[0] = {}): Promise<ChatService> {
+  const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, db, ...options });
+  cleanups.push(() => service.close());
+  return service;
+}
+const threadOf = (service: ChatService) => internalsOf(service).searchThread!;
+
+const HOURS = { name: "hours.md", content: "# Opening hours\nThe office opens at nine and closes at five on weekdays." };
+const PARKING = { name: "parking.md", content: "# Parking\nVisitors park behind the warehouse, next to the loading bay." };
+const REFUNDS = { name: "refunds.md", content: "# Refunds\nA refund reaches your card within five working days of the return." };
+const QUESTIONS = ["When does the office open?", "Where do visitors park?", "How long does a refund take?", "refund card days", "quantum entanglement"];
+
+// The search thread is a SQLite feature (PostgreSQL searches in its own server processes).
+describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => {
+  it("answers in a worker thread what the main thread answers, and follows documents ingested and removed through the service", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await open(db, { searchThread: true });
+    await threaded.bootstrap({ ingestDocs: false });
+    await threaded.knowledge.ingest("demo", [HOURS, PARKING]);
+    const plain = await open(db);
+    expect(internalsOf(plain).searchThread).toBeUndefined();
+
+    expect((await threaded.knowledge.search("demo", "Where do visitors park?"))[0]?.name).toBe("parking.md");
+    for (const question of QUESTIONS) {
+      const options = { includeBelowThreshold: true, k: 3 };
+      expect(await threaded.knowledge.search("demo", question, options)).toEqual(await plain.knowledge.search("demo", question, options));
+    }
+    expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: QUESTIONS.length + 1, inThread: false });
+
+    // Written through the main thread's connection: the thread's index and full text must see it at once.
+    await threaded.knowledge.ingest("demo", [REFUNDS]);
+    expect((await threaded.knowledge.search("demo", "How long does a refund take?"))[0]?.name).toBe("refunds.md");
+    const parking = (await threaded.knowledge.list("demo")).find((d) => d.name === "parking.md")!;
+    await threaded.knowledge.remove("demo", parking.id);
+    const after = await threaded.knowledge.search("demo", "Where do visitors park?", { includeBelowThreshold: true });
+    expect(after.map((c) => c.name)).not.toContain("parking.md");
+    expect(after.map((c) => c.name)).toContain("hours.md");
+  });
+
+  it("answers a chat turn over HTTP from the thread's retrieval, with its sources", async () => {
+    const harness = await startHarness({ searchThread: true });
+    cleanups.push(() => harness.close());
+    await harness.service.knowledge.ingest("demo", [HOURS, PARKING]);
+    const started = await harness.call("/chatbots/demo/conversations", { method: "POST", json: {} });
+    const sent = await harness.call(`/chatbots/demo/conversations/${started.body.data.conversation_id}/messages`, { method: "POST", json: { message: "Where do visitors park?" } });
+    expect(sent.status).toBe(200);
+    expect(sent.body.data.cannot_answer).toBe(false);
+    expect(sent.body.data.reply).toMatch(/warehouse/);
+    expect(sent.body.data.sources.map((s: { name: string }) => s.name)).toContain("parking.md");
+    expect(threadOf(harness.service).stats().answered).toBe(1);
+  });
+
+  it("refuses with the same error as the main thread when the stored vectors come from another embedder", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const hashed = await open(db);
+    await hashed.bootstrap({ ingestDocs: false });
+    await hashed.knowledge.ingest("demo", [HOURS]);
+    const other = await open(db, { searchThread: true, embedModel: "ollama:nomic-embed-text" });
+    const error = await other.knowledge.search("demo", "When does the office open?").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChatsvcError);
+    expect(error).toMatchObject({ status: 409, details: { stored_embedder: "hash", configured_embedder: "ollama:nomic-embed-text" } });
+    expect((error as Error).message).toMatch(/chatsvc kb reindex/);
+    expect(threadOf(other).stats()).toMatchObject({ answered: 1, inThread: false });
+  });
+
+  it("lets a search under way finish when the service closes", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, db, searchThread: true });
+    await service.bootstrap({ ingestDocs: false });
+    await service.knowledge.ingest("demo", [HOURS, PARKING]);
+    const searching = service.knowledge.search("demo", "Where do visitors park?");
+    await service.close();
+    expect((await searching)[0]?.name).toBe("parking.md");
+  });
+
+  it("searches in the calling thread, and says why, when the thread cannot open the database", async () => {
+    const failures: string[] = [];
+    const thread = createSearchThread(
+      { file: join(temp(), "missing.db"), busyTimeoutMs: 1000, embedModel: "hash", embedder: { ollamaHost: "", openaiBaseUrl: "", openaiApiKey: undefined, modelTimeoutMs: 1000 } },
+      { inThread: async (chatbotId, query) => [{ chunk_id: chatbotId, document_id: 1, content: query, heading: "", name: "here.md", title: "here", type: "text", url: null, score: 1 }], onFailure: (error) => failures.push(error.message) },
+    );
+    cleanups.push(() => thread.close());
+    const options = { k: 3, threshold: 0.2, includeBelowThreshold: false };
+    // Sent before the thread failed to start: answered here all the same.
+    const [first, second] = await Promise.all([thread.search(1, "one", options), thread.search(2, "two", options)]);
+    expect([first[0]?.content, second[0]?.content]).toEqual(["one", "two"]);
+    expect((await thread.search(3, "three", options))[0]?.chunk_id).toBe(3);
+    expect(thread.stats()).toMatchObject({ threadsStarted: 1, answered: 0, inThread: true });
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/searches run on the main thread: the search thread could not start/);
+  });
+});
