@@ -75,3 +75,22 @@ export function markdownBlocks(markdown: string): Block[] {
   flushProse();
   return blocks;
 }
+
+/**
+ * A list block's items, each with its continuation lines, as they appear in
+ * the Markdown: chunks overlap, so two passages of one document can quote the
+ * same item.
+ */
+export function listItems(block: Block): string[] {
+  const items: string[] = [];
+  for (const line of block.text.split("\n")) {
+    if (LIST_ITEM.test(line) || items.length === 0) items.push(line);
+    else items[items.length - 1] += `\n${line}`;
+  }
+  return items;
+}
+
+/** The same list without `items` (a subset of its own, in order). */
+export function withItems(block: Block, items: string[]): Block {
+  return { ...block, text: items.join("\n"), parts: items.map((item) => item.split("\n")[0]!.replace(LIST_ITEM, "")) };
+}

@@ -1,7 +1,7 @@
 import { expandQuery } from "../knowledge/expansion.js";
 import { contentTerms, termFinder, termWeight } from "../knowledge/text/tokens.js";
 import type { RetrievedChunk } from "../knowledge/types.js";
-import { markdownBlocks, type Block } from "./extractive-blocks.js";
+import { listItems, markdownBlocks, withItems, type Block } from "./extractive-blocks.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
 /** Prose sentences an answer holds at most, over all its passages (code blocks, lists and tables come whole on top). */
@@ -98,6 +98,8 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
 
   const passages: { chunk: RetrievedChunk; blocks: Block[] }[] = [];
   const used = new Set<string>();
+  // List items quoted so far: the overlap of two chunks repeats the items at the end of one at the start of the next.
+  const usedItems = new Set<string>();
   let sentences = 0;
   for (const c of candidates) {
     if (passages.length === MAX_PASSAGES || sentences >= MAX_SENTENCES) break;
@@ -107,11 +109,16 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
       const strong = c.score >= SECOND_PASSAGE_SHARE * candidates[0]!.score || c.chunk.document_id === first.document_id;
       if (!strong || passages.some((p) => p.chunk.chunk_id === c.chunk.chunk_id)) continue;
     }
-    if (used.has(c.blocks[c.index]!.text)) continue;
-    const passage = passageAt(c.blocks, c.index, MAX_SENTENCES - sentences).filter((b) => !used.has(b.text));
+    // The answering block itself must be news: quoted already (a list: every item of it), the passage only repeats.
+    if (used.has(c.blocks[c.index]!.text) || !unquoted(c.blocks[c.index]!, usedItems)) continue;
+    const passage = passageAt(c.blocks, c.index, MAX_SENTENCES - sentences)
+      .filter((b) => !used.has(b.text))
+      .map((b) => unquoted(b, usedItems))
+      .filter((b): b is Block => b !== undefined);
     if (passage.length === 0) continue;
     for (const b of passage) {
       used.add(b.text);
+      if (b.kind === "list") for (const item of listItems(b)) usedItems.add(item.trim());
       if (b.kind === "sentence") sentences++;
     }
     passages.push({ chunk: c.chunk, blocks: passage });
@@ -121,6 +128,15 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   const body = passages.map((p) => render(p.blocks)).join("\n\n");
   const sources = [...new Set(passages.map((p) => citation(p.chunk)))];
   return `${body}\n\n*Source: ${sources.join(", ")}*`;
+}
+
+/** A list without the items an earlier passage quoted; undefined when none is left. Other blocks as they are. */
+function unquoted(block: Block, quoted: Set<string>): Block | undefined {
+  if (block.kind !== "list") return block;
+  const items = listItems(block);
+  const fresh = items.filter((item) => !quoted.has(item.trim()));
+  if (fresh.length === 0) return undefined;
+  return fresh.length === items.length ? block : withItems(block, fresh);
 }
 
 /**

@@ -65,6 +65,13 @@ describe("extractive answers on the bundled docs", () => {
     expect((await ask("What is the default rate limit?")).reply).toContain("300 requests a minute per key");
   });
 
+  it("lists each command once when the answer quotes two overlapping chunks of the CLI page", async () => {
+    const { reply } = await ask("How do I add my own documents?");
+    const items = [...reply!.matchAll(/<li>([^]*?)<\/li>/g)].map((m) => m[1]);
+    expect(items.length).toBeGreaterThan(1);
+    expect(new Set(items).size).toBe(items.length);
+  });
+
   it("names a file source by its title beside its file name", async () => {
     const reply = await ask("What does status 429 mean?");
     expect(reply.reply).toContain("Using the REST API (api.md)");
@@ -73,7 +80,7 @@ describe("extractive answers on the bundled docs", () => {
 });
 
 describe("extractive passages", () => {
-  const chunk = (content: string, extra: Partial<{ heading: string; name: string; type: string; url: string | null; title: string }> = {}) => ({
+  const chunk = (content: string, extra: Partial<{ chunk_id: number; heading: string; name: string; type: string; url: string | null; title: string }> = {}) => ({
     chunk_id: 1,
     document_id: 1,
     content,
@@ -84,6 +91,17 @@ describe("extractive passages", () => {
     url: null,
     score: 0.8,
     ...extra,
+  });
+
+  it("quotes a list item once when two overlapping chunks of one document both hold it", () => {
+    const first = chunk("Commands for a chatbot's documents:\n- `ingest` adds documents to a chatbot.\n- `kb list` lists a chatbot's documents.\n- `kb remove` removes documents from a chatbot.");
+    // The next chunk starts where the overlap begins: the last item again.
+    const second = chunk("- `kb remove` removes documents from a chatbot.\n- `kb reindex` embeds a chatbot's documents again.", { chunk_id: 2 });
+    const answer = compose("How do I add, list, remove and reindex a chatbot's documents?", [first, second])!;
+    expect(answer.match(/kb remove/g)).toHaveLength(1);
+    expect(answer).toContain("- `kb remove` removes documents from a chatbot.\n\n- `kb reindex` embeds a chatbot's documents again.");
+    // A chunk whose list was quoted whole adds nothing.
+    expect(compose("How do I remove a chatbot's documents?", [first, chunk("- `kb remove` removes documents from a chatbot.", { chunk_id: 2 })])).not.toMatch(/kb remove[^]*kb remove/);
   });
 
   it("keeps a list whole and in order after the sentence that introduces it", () => {
