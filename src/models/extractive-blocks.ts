@@ -94,3 +94,25 @@ export function listItems(block: Block): string[] {
 export function withItems(block: Block, items: string[]): Block {
   return { ...block, text: items.join("\n"), parts: items.map((item) => item.split("\n")[0]!.replace(LIST_ITEM, "")) };
 }
+
+const TABLE_DELIMITER = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
+
+/**
+ * A table block's header (its first row and the delimiter row) and body rows.
+ * A table that chunking cut has no header in the chunks after the first: its
+ * rows alone do not render as a table.
+ */
+export function tableParts(block: Block): { header: string[] | undefined; rows: string[] } {
+  const lines = block.text.split("\n");
+  return lines.length >= 2 && TABLE_DELIMITER.test(lines[1]!) ? { header: lines.slice(0, 2), rows: lines.slice(2) } : { header: undefined, rows: lines };
+}
+
+/** A table row's cells, trimmed (an escaped `\|` stays inside its cell). */
+export function tableCells(row: string): string[] {
+  return row
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "")
+    .split(/(?<!\\)\|/)
+    .map((cell) => cell.trim());
+}

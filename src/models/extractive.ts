@@ -1,7 +1,7 @@
 import { expandQuery } from "../knowledge/expansion.js";
 import { contentTerms, termFinder, termWeight } from "../knowledge/text/tokens.js";
 import type { RetrievedChunk } from "../knowledge/types.js";
-import { listItems, markdownBlocks, withItems, type Block } from "./extractive-blocks.js";
+import { listItems, markdownBlocks, tableCells, tableParts, withItems, type Block } from "./extractive-blocks.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
 
 /** Prose sentences an answer holds at most, over all its passages (code blocks, lists and tables come whole on top). */
@@ -73,14 +73,19 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   const mentions = unknownWords.length === 0 ? undefined : termFinder(unknownWords);
   const unknown = mentions !== undefined && unknownWords.some((t) => !context.some((c) => mentions(`${c.heading} ${c.content}`).has(t)));
   const minCoverage = unknown ? MIN_COVERAGE_UNKNOWN : MIN_COVERAGE;
+  // A key term is covered by itself or by a related word (query expansion).
+  const share = (t: string, words: Set<string>) => (words.has(t) || [...(related.get(t) ?? [])].some((r) => words.has(r)) ? 1 : 0);
+  /** How many of the question's specific words, and of all its words, a text has. */
+  const termsIn = (words: Set<string>): [specific: number, any: number] => [
+    specific.reduce((n, t) => n + share(t, words), 0),
+    keys.reduce((n, t) => n + share(t, words), 0),
+  ];
   const candidates: Candidate[] = [];
   context.forEach((chunk, rank) => {
     const blocks = markdownBlocks(chunk.content);
     const heading = find(chunk.heading);
     blocks.forEach((block, index) => {
       const own = find(block.parts.join(" "));
-      // A key term is covered by itself or by a related word (query expansion).
-      const share = (t: string, words: Set<string>) => (words.has(t) || [...(related.get(t) ?? [])].some((r) => words.has(r)) ? 1 : 0);
       let covered = 0;
       let inBlock = 0;
       for (const t of keys) {
@@ -114,7 +119,8 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
     const passage = passageAt(c.blocks, c.index, MAX_SENTENCES - sentences)
       .filter((b) => !used.has(b.text))
       .map((b) => unquoted(b, usedItems))
-      .filter((b): b is Block => b !== undefined);
+      .filter((b): b is Block => b !== undefined)
+      .map((b) => (b.kind === "table" ? rowsAsked(b, (row) => termsIn(find(row))) : b));
     if (passage.length === 0) continue;
     for (const b of passage) {
       used.add(b.text);
@@ -125,9 +131,38 @@ export function compose(question: string, context: RetrievedChunk[]): string | n
   }
   // Passages of one document read best in its order.
   if (passages.length === 2 && passages[0]!.chunk.document_id === passages[1]!.chunk.document_id && passages[0]!.chunk.chunk_id > passages[1]!.chunk.chunk_id) passages.reverse();
-  const body = passages.map((p) => render(p.blocks)).join("\n\n");
+  // Two lists one after the other would read as one (Markdown joins them): the second takes other markers.
+  const body = passages
+    .map((p, i) => render(i > 0 && passages[i - 1]!.blocks.at(-1)!.kind === "list" && p.blocks[0]!.kind === "list" ? [otherMarkers(p.blocks[0]!), ...p.blocks.slice(1)] : p.blocks))
+    .join("\n\n");
   const sources = [...new Set(passages.map((p) => citation(p.chunk)))];
   return `${body}\n\n*Source: ${sources.join(", ")}*`;
+}
+
+/**
+ * A table cut to the rows that name the most specific words of the question
+ * (when none names one, the most of any of its words; when none does either,
+ * every row), under its header. A table whose header chunking left in an
+ * earlier chunk becomes a list of those rows, since rows without a header do
+ * not render as a table.
+ */
+function rowsAsked(block: Block, termsIn: (row: string) => [specific: number, any: number]): Block {
+  const { header, rows } = tableParts(block);
+  const counts = rows.map(termsIn);
+  const best = (i: 0 | 1) => Math.max(0, ...counts.map((c) => c[i]));
+  const [specificBest, anyBest] = [best(0), best(1)];
+  const kept = specificBest > 0 ? rows.filter((_, r) => counts[r]![0] === specificBest) : anyBest > 0 ? rows.filter((_, r) => counts[r]![1] === anyBest) : rows;
+  if (header) return { ...block, text: [...header, ...kept].join("\n"), parts: kept };
+  const items = kept.map((row) => `- ${tableCells(row).filter((cell) => cell !== "").join(" · ")}`);
+  return { ...block, kind: "list", text: items.join("\n"), parts: items.map((item) => item.slice(2)) };
+}
+
+/** A list with other item markers (`*` for `-` or `+`, `-` for `*`, `1)` for `1.`), so Markdown starts a new list. */
+function otherMarkers(block: Block): Block {
+  const text = block.text.replace(/^(\s*)(?:([-+])|(\*)|(\d+)\.)(?=\s)/gm, (_, indent: string, dashOrPlus?: string, star?: string, number?: string) =>
+    indent + (dashOrPlus ? "*" : star ? "-" : `${number})`),
+  );
+  return { ...block, text };
 }
 
 /** A list without the items an earlier passage quoted; undefined when none is left. Other blocks as they are. */

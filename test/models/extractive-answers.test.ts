@@ -72,6 +72,12 @@ describe("extractive answers on the bundled docs", () => {
     expect(new Set(items).size).toBe(items.length);
   });
 
+  it("answers from a configuration table cut by chunking with the row asked about, as a list", async () => {
+    const { reply } = await ask("How do I set the Ollama host?");
+    expect(reply).toMatch(/<li><code>ollamaHost<\/code> · <code>OLLAMA_HOST<\/code> · <code>http:\/\/127\.0\.0\.1:11434<\/code> · The Ollama server\.<\/li>/);
+    expect(reply).not.toMatch(/\|\s*<code>/);
+  });
+
   it("names a file source by its title beside its file name", async () => {
     const reply = await ask("What does status 429 mean?");
     expect(reply.reply).toContain("Using the REST API (api.md)");
@@ -99,9 +105,31 @@ describe("extractive passages", () => {
     const second = chunk("- `kb remove` removes documents from a chatbot.\n- `kb reindex` embeds a chatbot's documents again.", { chunk_id: 2 });
     const answer = compose("How do I add, list, remove and reindex a chatbot's documents?", [first, second])!;
     expect(answer.match(/kb remove/g)).toHaveLength(1);
-    expect(answer).toContain("- `kb remove` removes documents from a chatbot.\n\n- `kb reindex` embeds a chatbot's documents again.");
+    expect(answer).toContain("- `kb remove` removes documents from a chatbot.\n\n* `kb reindex` embeds a chatbot's documents again.");
     // A chunk whose list was quoted whole adds nothing.
     expect(compose("How do I remove a chatbot's documents?", [first, chunk("- `kb remove` removes documents from a chatbot.", { chunk_id: 2 })])).not.toMatch(/kb remove[^]*kb remove/);
+  });
+
+  it("quotes a table's rows that the question asks about, under the table's header", () => {
+    const table = "Loan periods:\n\n| Item | Loan period | Renewals |\n|---|---|---|\n| Books | 21 days | 2 |\n| DVDs | 7 days | 1 |\n| Games | 14 days | 0 |";
+    const answer = compose("How long is the loan period for DVDs?", [chunk(table)])!;
+    expect(answer).toContain("| Item | Loan period | Renewals |\n|---|---|---|\n| DVDs | 7 days | 1 |");
+    expect(answer).not.toMatch(/Books|Games/);
+  });
+
+  it("quotes rows of a table whose header is in an earlier chunk as a list, since they cannot render as a table", () => {
+    // Chunking cut the table: this chunk starts with rows and has no header or delimiter row.
+    const rows = "| Books | 21 days | 2 renewals |\n| DVDs | 7 days | 1 renewal |\n| Games | 14 days | no renewal |";
+    const answer = compose("How long can I keep DVDs?", [chunk(rows)])!;
+    expect(answer.split("\n\n")[0]).toBe("- DVDs · 7 days · 1 renewal");
+    expect(answer).not.toContain("|");
+  });
+
+  it("keeps two quoted lists apart: the second takes other markers, so Markdown does not join them", () => {
+    const first = chunk("- Opening hours on weekdays: 9 to 18.\n- Opening hours on Fridays: 9 to 16.", { chunk_id: 1 });
+    const second = chunk("- Opening hours on Saturdays: 10 to 14.\n- Opening hours on Sundays: closed.", { chunk_id: 2 });
+    const answer = compose("What are the opening hours?", [first, second])!;
+    expect(answer).toContain("- Opening hours on weekdays: 9 to 18.\n- Opening hours on Fridays: 9 to 16.\n\n* Opening hours on Saturdays: 10 to 14.\n* Opening hours on Sundays: closed.");
   });
 
   it("keeps a list whole and in order after the sentence that introduces it", () => {
