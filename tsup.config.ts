@@ -29,23 +29,26 @@ export async function buildConsole(): Promise<void> {
   });
 }
 
+/**
+ * The worker threads' entries, each built as a file of its own that the module starting it finds beside itself.
+ * The bench builds them too (bench/lib/build.mjs imports this list): a worker missing there would fall back
+ * to the main thread and be measured that way.
+ */
+export const WORKER_ENTRIES = {
+  // The renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
+  "render-worker": "src/render/render-worker.ts",
+  // Ingestion's: `startModuleWorker(import.meta.url, "ingest-worker")` starts `./ingest-worker.js`.
+  "ingest-worker": "src/knowledge/ingest-worker.ts",
+  // Retrieval's (search-thread.ts starts `./search-worker.js`).
+  "search-worker": "src/knowledge/search-worker.ts",
+  // The SQLite engine's WAL checkpointer (wal-checkpoints.ts starts `./checkpoint-worker.js`).
+  "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts",
+  // And its bulk knowledge writer (knowledge-writer.ts starts `./knowledge-write-worker.js`).
+  "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts",
+};
+
 export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    h3: "src/h3.ts",
-    cli: "src/cli.ts",
-    client: "src/client/index.ts",
-    // Its own file: the renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
-    "render-worker": "src/render/render-worker.ts",
-    // Likewise for ingestion's: `startModuleWorker(import.meta.url, "ingest-worker")` starts `./ingest-worker.js`.
-    "ingest-worker": "src/knowledge/ingest-worker.ts",
-    // And retrieval's (search-thread.ts starts `./search-worker.js`).
-    "search-worker": "src/knowledge/search-worker.ts",
-    // And the SQLite engine's WAL checkpointer (wal-checkpoints.ts starts `./checkpoint-worker.js`).
-    "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts",
-    // And its bulk knowledge writer (knowledge-writer.ts starts `./knowledge-write-worker.js`).
-    "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts",
-  },
+  entry: { index: "src/index.ts", h3: "src/h3.ts", cli: "src/cli.ts", client: "src/client/index.ts", ...WORKER_ENTRIES },
   format: ["esm"],
   target: "node20",
   platform: "node",

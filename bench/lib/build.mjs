@@ -11,10 +11,13 @@ export const BENCH_DIST = join(CACHE_DIR, "dist");
  */
 export async function buildForBench() {
   const { build } = await import("tsup");
+  // The package's own list of worker entries (tsup.config.ts), loaded through tsx like the eval's TypeScript.
+  const { tsImport } = await import("tsx/esm/api");
+  const { WORKER_ENTRIES } = await tsImport("../../tsup.config.ts", import.meta.url);
   const started = performance.now();
   await build({
     config: false,
-    entry: { index: "src/index.ts", h3: "src/h3.ts", cli: "src/cli.ts", "render-worker": "src/render/render-worker.ts", "ingest-worker": "src/knowledge/ingest-worker.ts", "search-worker": "src/knowledge/search-worker.ts", "checkpoint-worker": "src/storage/sqlite/checkpoint-worker.ts", "knowledge-write-worker": "src/storage/sqlite/knowledge-write-worker.ts", "bench-internals": join(BENCH_DIR, "internals.ts") },
+    entry: { index: "src/index.ts", h3: "src/h3.ts", cli: "src/cli.ts", ...WORKER_ENTRIES, "bench-internals": join(BENCH_DIR, "internals.ts") },
     outDir: BENCH_DIST,
     format: ["esm"],
     target: "node20",
