@@ -234,7 +234,7 @@ export function createChat(deps: ChatDeps) {
     let corrected: MatchedCorrection | undefined;
     try {
       corrected = await untilAborted(corrections.find(bot.id, question), call.signal);
-      context = corrected ? [] : await untilAborted(knowledge.searchChatbot(bot.id, question), call.signal);
+      context = corrected ? [] : await untilAborted(knowledge.searchChatbot(bot.id, question, { extract: models.extractsAnswer(spec) }), call.signal);
     } catch (error) {
       // The embedder is a provider (its failures are ChatsvcErrors) and the call's deadline is the model's;
       // anything else (the database) is the service's own failure and reaches the edge as that.

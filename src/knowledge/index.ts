@@ -40,10 +40,10 @@ export function createKnowledge(
   const idOf = async (slug: string) => (await chatbots.get(slug)).id;
   const rounds = createSyncRounds(deps, leases, chatbots);
 
-  const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false }: SearchOptions = {}) => {
+  const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false, extract = false }: SearchOptions & { extract?: boolean } = {}) => {
     if (typeof query !== "string") throw ChatsvcError.validation({ query: ["The query must be a string."] });
     if (!Number.isInteger(k) || k < 1) throw ChatsvcError.validation({ k: ["k must be a positive integer."] });
-    return hybrid(chatbotId, query, { k: Math.min(k, 100), threshold: config.retrieval.threshold, includeBelowThreshold });
+    return hybrid(chatbotId, query, { k: Math.min(k, 100), threshold: config.retrieval.threshold, includeBelowThreshold, extract });
   };
 
   return {

@@ -1,6 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { ChatsvcError } from "../core/errors.js";
 import { startModuleWorker } from "../core/module-worker.js";
+import { rememberExtract } from "./extract.js";
 import type { HybridSearchOptions } from "./search.js";
 import type { FromSearchWorker, SearchFailure, SearchWorkerSetup, ToSearchWorker } from "./search-worker.js";
 import type { RetrievedChunk } from "./types.js";
@@ -15,8 +16,11 @@ export interface SearchThread {
   releaseMemory(): void;
   /** Lets searches under way finish, then stops the thread. */
   close(): Promise<void>;
-  /** Figures for tests and metrics: threads started so far, searches a thread answered, and whether searches moved to the calling thread. */
-  stats(): { threadsStarted: number; answered: number; inThread: boolean };
+  /**
+   * Figures for tests and metrics: threads started so far, searches a thread answered, extractive answers it
+   * worked out with them, and whether searches moved to the calling thread.
+   */
+  stats(): { threadsStarted: number; answered: number; extracts: number; inThread: boolean };
 }
 
 export interface SearchThreadOptions {
@@ -57,6 +61,7 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailu
   let nextId = 1;
   let threadsStarted = 0;
   let answered = 0;
+  let extracts = 0;
   const waiting = new Map<number, Waiting>();
   let exited: Promise<void> = Promise.resolve();
 
@@ -78,7 +83,13 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailu
       waiting.delete(reply.id);
       if (waiting.size === 0) started.unref();
       answered++;
-      if ("chunks" in reply) entry.resolve(reply.chunks);
+      if ("chunks" in reply) {
+        if (reply.extract !== undefined) {
+          rememberExtract(reply.chunks, entry.args[1], reply.extract);
+          extracts++;
+        }
+        entry.resolve(reply.chunks);
+      }
       else entry.reject(errorOf(reply.error));
     });
     let failure: Error | undefined;
@@ -124,7 +135,7 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailu
         running.postMessage({ id, chatbotId, query, options } satisfies ToSearchWorker);
       });
     },
-    stats: () => ({ threadsStarted, answered, inThread: fallback }),
+    stats: () => ({ threadsStarted, answered, extracts, inThread: fallback }),
     releaseMemory() {
       worker?.postMessage({ release: true } satisfies ToSearchWorker);
     },

@@ -7,6 +7,7 @@ import type { ResolvedConfig } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import { openSearchReader, type SqliteReaderSetup } from "../storage/sqlite/search-reader.js";
 import { createEmbedder, type Embedder } from "./embedders/index.js";
+import { extractAnswer } from "./extract.js";
 import { createHybridSearch, type HybridSearchOptions } from "./search.js";
 import type { RetrievedChunk } from "./types.js";
 import { createVectorIndex } from "./vectors.js";
@@ -28,7 +29,7 @@ export interface SearchFailure {
 }
 
 /** `ready` once the database is open; then one answer per search. */
-export type FromSearchWorker = { ready: true } | { id: number; chunks: RetrievedChunk[] } | { id: number; error: SearchFailure };
+export type FromSearchWorker = { ready: true } | { id: number; chunks: RetrievedChunk[]; extract?: string | null } | { id: number; error: SearchFailure };
 
 const setup = workerData as SearchWorkerSetup;
 const reader = openSearchReader(setup);
@@ -57,7 +58,8 @@ port.on("message", (message: ToSearchWorker) => {
   }
   pending++;
   search(message.chatbotId, message.query, message.options).then(
-    (chunks) => answer({ id: message.id, chunks }),
+    // The extractive answer is worked out here too when asked: it is the rest of that turn's CPU on the chunks.
+    (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && chunks.length > 0 && { extract: extractAnswer(message.query, chunks) }) }),
     (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
   );
 });

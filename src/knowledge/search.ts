@@ -44,6 +44,8 @@ export interface HybridSearchOptions {
   k: number;
   threshold: number;
   includeBelowThreshold: boolean;
+  /** Also work out the extractive answer over the chunks, where that spares the caller's thread (search-thread.ts); ignored here. */
+  extract?: boolean;
 }
 
 /**

@@ -114,8 +114,11 @@ export interface Knowledge {
   ingest(slug: string, inputs: IngestInput[], options?: IngestCallOptions): Promise<IngestReport>;
   /** The chatbot's most relevant chunks for a query, best first, at or above the threshold. */
   search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
-  /** {@link search} by chatbot id (the chat pipeline has the id already). */
-  searchChatbot(chatbotId: number, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
+  /**
+   * {@link search} by chatbot id (the chat pipeline has the id already). With `extract`, the search thread
+   * (when there is one) also works out the extractive model's answer over the chunks it found (`extractAnswer`).
+   */
+  searchChatbot(chatbotId: number, query: string, options?: SearchOptions & { extract?: boolean }): Promise<RetrievedChunk[]>;
   list(slug: string): Promise<KnowledgeDocument[]>;
   remove(slug: string, documentId: number): Promise<void>;
   /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */

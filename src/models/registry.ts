@@ -15,6 +15,8 @@ export interface Models {
    * True for any other spec, an unknown one included (its failure comes later, as before).
    */
   readsHistory(spec: string): boolean;
+  /** True for a model whose answer is `extractAnswer` over the retrieved chunks (`extractive`): the search may work it out with them. */
+  extractsAnswer(spec: string): boolean;
 }
 
 /** A model spec taken apart: the provider and, for servers, the model name there. */
@@ -66,5 +68,6 @@ export function createModels(config: ResolvedConfig): Models {
       return model;
     },
     readsHistory: (spec) => parseModelSpec(spec)?.provider !== "extractive",
+    extractsAnswer: (spec) => parseModelSpec(spec)?.provider === "extractive",
   };
 }

@@ -42,7 +42,8 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
       const options = { includeBelowThreshold: true, k: 3 };
       expect(await threaded.knowledge.search("demo", question, options)).toEqual(await plain.knowledge.search("demo", question, options));
     }
-    expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: QUESTIONS.length + 1, inThread: false });
+    // Searches outside a chat turn do not ask for the extractive answer.
+    expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: QUESTIONS.length + 1, extracts: 0, inThread: false });
 
     // Written through the main thread's connection: the thread's index and full text must see it at once.
     await threaded.knowledge.ingest("demo", [REFUNDS]);
@@ -64,7 +65,24 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     expect(sent.body.data.cannot_answer).toBe(false);
     expect(sent.body.data.reply).toMatch(/warehouse/);
     expect(sent.body.data.sources.map((s: { name: string }) => s.name)).toContain("parking.md");
-    expect(threadOf(harness.service).stats().answered).toBe(1);
+    expect(threadOf(harness.service).stats()).toMatchObject({ answered: 1, extracts: 1 });
+  });
+
+  it("works out the extractive answer with the search, the same answer the main thread gives", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await open(db, { searchThread: true });
+    await threaded.bootstrap({ ingestDocs: false });
+    await threaded.knowledge.ingest("demo", [HOURS, PARKING, REFUNDS]);
+    const plain = await open(db);
+    const org = (await threaded.chatbots.get("demo")).organization_id;
+    const reply = async (service: ChatService, message: string) => {
+      const { conversation_id } = await service.conversations.start(org, "demo", {});
+      const { data } = await service.chat.send(org, "demo", conversation_id, { message });
+      return { reply: data.reply, cannot_answer: data.cannot_answer, sources: data.sources };
+    };
+    for (const question of QUESTIONS) expect(await reply(threaded, question)).toEqual(await reply(plain, question));
+    // Every question that found chunks had its answer worked out in the thread ("quantum entanglement" found none).
+    expect(threadOf(threaded).stats()).toMatchObject({ answered: QUESTIONS.length, extracts: QUESTIONS.length - 1 });
   });
 
   it("refuses with the same error as the main thread when the stored vectors come from another embedder", async () => {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compose } from "../../src/models/extractive.js";
+import { compose } from "../../src/knowledge/extract.js";
 import { createChatService, type ChatService } from "../../src/service.js";
 import { tempDir } from "../support/harness.js";
 
