@@ -89,8 +89,7 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailu
           extracts++;
         }
         entry.resolve(reply.chunks);
-      }
-      else entry.reject(errorOf(reply.error));
+      } else entry.reject(errorOf(reply.error));
     });
     let failure: Error | undefined;
     started.on("error", (error) => void (failure = error));

@@ -58,11 +58,23 @@ port.on("message", (message: ToSearchWorker) => {
   }
   pending++;
   search(message.chatbotId, message.query, message.options).then(
-    // The extractive answer is worked out here too when asked: it is the rest of that turn's CPU on the chunks.
-    (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && chunks.length > 0 && { extract: extractAnswer(message.query, chunks) }) }),
+    (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && extractOf(message.query, chunks)) }),
     (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
   );
 });
+
+/**
+ * The extractive answer over the chunks, worked out here when asked: it is the rest of that turn's CPU on
+ * them. Left to the caller when there is nothing to extract from, or when extracting fails (it fails there alike).
+ */
+function extractOf(question: string, chunks: RetrievedChunk[]): { extract?: string | null } {
+  if (chunks.length === 0) return {};
+  try {
+    return { extract: extractAnswer(question, chunks) };
+  } catch {
+    return {};
+  }
+}
 
 function answer(reply: FromSearchWorker): void {
   port.postMessage(reply);
