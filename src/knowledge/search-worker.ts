@@ -7,9 +7,12 @@ import type { ResolvedConfig } from "../core/config.js";
 import { ChatsvcError } from "../core/errors.js";
 import { openSearchReader, type SqliteReaderSetup } from "../storage/sqlite/search-reader.js";
 import { createEmbedder, type Embedder } from "./embedders/index.js";
+import { prepareExpansion } from "./expansion.js";
 import { extractAnswer } from "./extract.js";
 import { createHybridSearch, type HybridSearchOptions } from "./search.js";
 import type { RetrievedChunk } from "./types.js";
+import { contentTerms } from "./text/tokens.js";
+import { sentenceVector } from "./text/word-vectors.js";
 import { createVectorIndex } from "./vectors.js";
 
 export interface SearchWorkerSetup extends SqliteReaderSetup {
@@ -37,6 +40,7 @@ let model: Embedder | undefined;
 const embedder = () => (model ??= createEmbedder(setup.embedModel, setup.embedder));
 const search = createHybridSearch({ store: reader.reads, vectors: createVectorIndex(reader.reads, reader.changes), embedder });
 const port = parentPort!;
+warmUp();
 port.postMessage({ ready: true } satisfies FromSearchWorker);
 let pending = 0;
 let stopping = false;
@@ -74,6 +78,19 @@ function extractOf(question: string, chunks: RetrievedChunk[]): { extract?: stri
   } catch {
     return {};
   }
+}
+
+/**
+ * One question through the text steps a search and an extractive answer take, before the thread says it is
+ * ready: the thesaurus and the word vectors load, and V8 compiles those steps, while the service starts rather
+ * than during a visitor's first search.
+ */
+function warmUp(): void {
+  const question = "How do I create an API key for the widget?";
+  prepareExpansion(question, true).finish(contentTerms(question));
+  sentenceVector(contentTerms(question));
+  const chunk = { chunk_id: 0, document_id: 0, content: "Create an API key for the widget with the CLI:\n\n- `keys create` makes one.", heading: "API keys", name: "warm-up.md", type: "file", url: null, score: 1 };
+  extractAnswer(question, [chunk]);
 }
 
 function answer(reply: FromSearchWorker): void {
