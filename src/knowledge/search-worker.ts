@@ -31,7 +31,7 @@ export interface SearchFailure {
   details?: ChatsvcError["details"];
 }
 
-/** `ready` once the database is open; then one answer per search. */
+/** `ready` once the database is open and the text steps are warm (`warmUp`); then one answer per search. */
 export type FromSearchWorker = { ready: true } | { id: number; chunks: RetrievedChunk[]; extract?: string | null } | { id: number; error: SearchFailure };
 
 const setup = workerData as SearchWorkerSetup;
