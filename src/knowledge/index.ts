@@ -10,7 +10,7 @@ import { createHybridSearch } from "./search.js";
 import type { HybridSearch } from "./search-thread.js";
 import { syncChatbot } from "./sync.js";
 import { createSyncRounds } from "./sync-round.js";
-import type { Knowledge, SearchOptions } from "./types.js";
+import type { ChatSearchOptions, Knowledge } from "./types.js";
 import { createVectorIndex } from "./vectors.js";
 
 /**
@@ -40,7 +40,7 @@ export function createKnowledge(
   const idOf = async (slug: string) => (await chatbots.get(slug)).id;
   const rounds = createSyncRounds(deps, leases, chatbots);
 
-  const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false, extract = false }: SearchOptions & { extract?: boolean } = {}) => {
+  const searchChatbot = async (chatbotId: number, query: string, { k = config.retrieval.k, includeBelowThreshold = false, extract = false }: ChatSearchOptions = {}) => {
     if (typeof query !== "string") throw ChatsvcError.validation({ query: ["The query must be a string."] });
     if (!Number.isInteger(k) || k < 1) throw ChatsvcError.validation({ k: ["k must be a positive integer."] });
     return hybrid(chatbotId, query, { k: Math.min(k, 100), threshold: config.retrieval.threshold, includeBelowThreshold, extract });

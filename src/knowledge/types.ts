@@ -96,6 +96,12 @@ export interface SearchOptions {
   includeBelowThreshold?: boolean;
 }
 
+/** {@link SearchOptions} of a chat turn's search. */
+export interface ChatSearchOptions extends SearchOptions {
+  /** The search thread (when there is one) also works out the extractive model's answer over the chunks it found (`extractAnswer`). */
+  extract?: boolean;
+}
+
 export interface IngestCallOptions {
   onProgress?: (p: IngestProgress) => void;
   /** Pages taken at most from one sitemap in this run. Default: the service's `ingest.sitemapMaxPages` (1000). */
@@ -114,11 +120,8 @@ export interface Knowledge {
   ingest(slug: string, inputs: IngestInput[], options?: IngestCallOptions): Promise<IngestReport>;
   /** The chatbot's most relevant chunks for a query, best first, at or above the threshold. */
   search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
-  /**
-   * {@link search} by chatbot id (the chat pipeline has the id already). With `extract`, the search thread
-   * (when there is one) also works out the extractive model's answer over the chunks it found (`extractAnswer`).
-   */
-  searchChatbot(chatbotId: number, query: string, options?: SearchOptions & { extract?: boolean }): Promise<RetrievedChunk[]>;
+  /** {@link search} by chatbot id (the chat pipeline has the id already). */
+  searchChatbot(chatbotId: number, query: string, options?: ChatSearchOptions): Promise<RetrievedChunk[]>;
   list(slug: string): Promise<KnowledgeDocument[]>;
   remove(slug: string, documentId: number): Promise<void>;
   /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */
