@@ -27,7 +27,7 @@ import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
-import { createSearchThread, type HybridSearch, type SearchThread, type SearchWorkerSetup } from "./knowledge/search-thread.js";
+import { createSearchThread, type HybridSearch, type SearchThread, type TextHits, type SearchWorkerSetup } from "./knowledge/search-thread.js";
 import { scheduleSync } from "./knowledge/sync-schedule.js";
 import { hasQuestionWords } from "./knowledge/question-match.js";
 import type { Knowledge } from "./knowledge/types.js";
@@ -176,9 +176,9 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
     ...(config.searchThread &&
       config.database === null &&
       config.db !== ":memory:" && {
-        searchIn: (inThread: HybridSearch) => {
+        searchIn: (inThread: HybridSearch, textHits: TextHits) => {
           const setup = { file: resolve(config.db), busyTimeoutMs: config.busyTimeoutMs, embedModel: config.embedModel, embedder: pickEmbedderSettings(config) };
-          searchThread = createSearchThread(setup, { inThread, onFailure: (error) => console.error(error.message) });
+          searchThread = createSearchThread(setup, { inThread, textHits, onFailure: (error) => console.error(error.message) });
           return searchThread.search;
         },
       }),

@@ -6,8 +6,8 @@ import { createEmbedder, type Embedder } from "./embedders/index.js";
 import { ingest } from "./ingest.js";
 import { reindex } from "./reindex.js";
 import { createQuestionMatcher } from "./question-match.js";
-import { createHybridSearch } from "./search.js";
-import type { HybridSearch } from "./search-thread.js";
+import { createHybridSearch, fullTextHits } from "./search.js";
+import type { HybridSearch, TextHits } from "./search-thread.js";
 import { syncChatbot } from "./sync.js";
 import { createSyncRounds } from "./sync-round.js";
 import type { ChatSearchOptions, Knowledge } from "./types.js";
@@ -26,15 +26,15 @@ export function createKnowledge(
   { knowledge: store, changes, leases }: { knowledge: KnowledgeStore; changes: ChangeFeed; leases: LeaseStore },
   config: ResolvedConfig,
   chatbots: Pick<Chatbots, "get" | "list">,
-  /** Where searches run instead, given the search of this thread (a search thread: search-thread.ts). */
-  { searchIn }: { searchIn?: (inThread: HybridSearch) => HybridSearch } = {},
+  /** Where searches run instead, given the search of this thread and its full-text step (a search thread: search-thread.ts). */
+  { searchIn }: { searchIn?: (inThread: HybridSearch, textHits: TextHits) => HybridSearch } = {},
 ): Knowledge {
   const vectors = createVectorIndex(store, changes);
   // The embedder is built on first use so that merely opening the service never needs a model server.
   let model: Embedder | undefined;
   const embedder = () => (model ??= createEmbedder(config.embedModel, config));
   const inThread = createHybridSearch({ store, vectors, embedder });
-  const hybrid = searchIn ? searchIn(inThread) : inThread;
+  const hybrid = searchIn ? searchIn(inThread, (chatbotId, query, k) => fullTextHits(store, chatbotId, query, k)) : inThread;
   const closestQuestion = createQuestionMatcher(embedder);
   const deps = { store, vectors, embedder, chunking: config.chunking, fetching: config.ingest };
   const idOf = async (slug: string) => (await chatbots.get(slug)).id;

@@ -9,6 +9,8 @@ import type { RetrievedChunk } from "./types.js";
 export type { SearchWorkerSetup };
 
 export type HybridSearch = (chatbotId: number, query: string, options: HybridSearchOptions) => Promise<RetrievedChunk[]>;
+/** A search's full-text step alone (`fullTextHits` in search.ts): chunk ids, best first. */
+export type TextHits = (chatbotId: number, query: string, k: number) => Promise<number[]>;
 
 export interface SearchThread {
   search: HybridSearch;
@@ -26,6 +28,8 @@ export interface SearchThread {
 export interface SearchThreadOptions {
   /** Searches here instead, when no thread can start or open the database (and for good from then on). */
   inThread: HybridSearch;
+  /** A search's full-text step on this thread's connection, run before the rest crosses. */
+  textHits: TextHits;
   /** Told why searches moved to this thread, or why a thread stopped. */
   onFailure: (error: Error) => void;
 }
@@ -44,7 +48,13 @@ const CLOSE_GRACE_MS = 5_000;
  * vector index (`search-worker.ts`), so a chat turn's retrieval, the largest
  * share of its CPU, runs on another core while the event loop parses, stores
  * and answers other requests. The index lives in that thread
- * only: the main thread never loads it. The thread starts with the service;
+ * only: the main thread never loads it. A search's full-text step runs here,
+ * before the rest crosses: under load the thread is the busier of the two and
+ * this is its largest step. It also costs a little less here: SQLite drops a
+ * connection's whole page cache when another connection has committed since
+ * its last read, as the thread's connection finds before nearly every search
+ * under load (this thread stores each turn), while this connection keeps its
+ * cache across its own commits. The thread starts with the service;
  * one that stops unexpectedly fails the searches it held and is replaced by
  * the next search. Where no thread can start or open the database, searches
  * run in the calling thread.
@@ -54,7 +64,7 @@ const CLOSE_GRACE_MS = 5_000;
  * await thread.search(botId, "How do I reset my password?", { k: 8, threshold: 0.2, includeBelowThreshold: false });
  * await thread.close();
  */
-export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailure }: SearchThreadOptions): SearchThread {
+export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHits, onFailure }: SearchThreadOptions): SearchThread {
   let worker: Worker | undefined;
   let fallback = false;
   let closing = false;
@@ -119,20 +129,25 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, onFailu
     onFailure(new Error(`chatsvc: searches run on the main thread: the search thread could not start (${error instanceof Error ? error.message : String(error)})`));
   };
 
+  const inWorker: HybridSearch = (chatbotId, query, options) => {
+    if (fallback || closing) return inThread(chatbotId, query, options);
+    worker ??= start();
+    const running = worker;
+    if (!running) return inThread(chatbotId, query, options);
+    const id = nextId++;
+    return new Promise<RetrievedChunk[]>((resolve, reject) => {
+      waiting.set(id, { args: [chatbotId, query, options], resolve, reject });
+      running.ref();
+      running.postMessage({ id, chatbotId, query, options } satisfies ToSearchWorker);
+    });
+  };
+
   worker = start();
 
   return {
-    search(chatbotId, query, options) {
+    async search(chatbotId, query, options) {
       if (fallback || closing) return inThread(chatbotId, query, options);
-      worker ??= start();
-      const running = worker;
-      if (!running) return inThread(chatbotId, query, options);
-      const id = nextId++;
-      return new Promise<RetrievedChunk[]>((resolve, reject) => {
-        waiting.set(id, { args: [chatbotId, query, options], resolve, reject });
-        running.ref();
-        running.postMessage({ id, chatbotId, query, options } satisfies ToSearchWorker);
-      });
+      return inWorker(chatbotId, query, { ...options, textHits: await textHits(chatbotId, query, options.k) });
     },
     stats: () => ({ threadsStarted, answered, extracts, inThread: fallback }),
     releaseMemory() {

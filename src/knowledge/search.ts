@@ -46,6 +46,21 @@ export interface HybridSearchOptions {
   includeBelowThreshold: boolean;
   /** Also work out the extractive answer over the chunks, where that spares the caller's thread (search-thread.ts); ignored here. */
   extract?: boolean;
+  /** The full-text candidates, when the caller found them already ({@link fullTextHits}). */
+  textHits?: number[];
+}
+
+/** Candidates read from each side (full text, vectors) per result asked for, before fusion and scoring. */
+const candidatePool = (k: number) => Math.max(k * 4, 24);
+
+/**
+ * A search's full-text candidates, chunk ids best first: the first step of
+ * {@link createHybridSearch}, which a caller may run on its own connection and
+ * hand over as `textHits` (search-thread.ts).
+ */
+export function fullTextHits(store: Pick<KnowledgeReads, "fullText">, chatbotId: number, query: string, k: number): Promise<number[]> {
+  const words = ftsWords(query.slice(0, MAX_QUERY_CHARS));
+  return words.length > 0 ? store.fullText(chatbotId, words, candidatePool(k)) : Promise.resolve([]);
 }
 
 /**
@@ -59,7 +74,7 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
   // are removed since, the searches below find nothing all the same; the check only spares the work for
   // a chatbot without knowledge.
   const withChunks = new Set<number>();
-  return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold }: HybridSearchOptions): Promise<RetrievedChunk[]> {
+  return async function search(chatbotId: number, query: string, { k, threshold, includeBelowThreshold, textHits }: HybridSearchOptions): Promise<RetrievedChunk[]> {
     const text = query.slice(0, MAX_QUERY_CHARS);
     const queryTerms = [...new Set(contentTerms(text))];
     if (queryTerms.length === 0) return [];
@@ -71,11 +86,10 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     await vectors.assertCompatible(model.spec);
     // Neural embedders place synonyms and related words near each other already; the hash embedder only matches the words it is given.
     const hash = model.spec === "hash";
-    const pool = Math.max(k * 4, 24);
+    const pool = candidatePool(k);
     // Full text needs only the question: it runs while the question is expanded and embedded, and the store
     // may look up what both need to know of the words in one round trip.
-    const words = ftsWords(text);
-    const textSearch = words.length > 0 ? store.fullText(chatbotId, words, pool) : Promise.resolve([]);
+    const textSearch = textHits ? Promise.resolve(textHits) : fullTextHits(store, chatbotId, text, k);
     // Awaited below; until then a failure must not count as unhandled when the expansion fails first.
     textSearch.catch(() => {});
     const expansion = await expandKnown(store, text, hash);
@@ -84,8 +98,8 @@ export function createHybridSearch({ store, vectors, embedder }: SearchDeps) {
     const queryVector = expanded ? combine(asked!, expanded, EXPANSION_WEIGHT) : asked!;
 
     const candidates = new Map<number, { fused: number; similarity?: number }>();
-    const [textHits, vectorHits] = await Promise.all([textSearch, vectors.nearest(chatbotId, queryVector, pool)]);
-    textHits.forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
+    const [textRanked, vectorHits] = await Promise.all([textSearch, vectors.nearest(chatbotId, queryVector, pool)]);
+    textRanked.forEach((id, rank) => candidates.set(id, { fused: 1 / (RRF_K + rank + 1) }));
     vectorHits.forEach((hit, rank) => {
       const entry = candidates.get(hit.chunk_id) ?? { fused: 0 };
       entry.fused += 1 / (RRF_K + rank + 1);

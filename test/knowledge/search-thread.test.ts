@@ -55,6 +55,20 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     expect(after.map((c) => c.name)).toContain("hours.md");
   });
 
+  it("ranks with the full-text candidates found on the calling thread's connection as the main thread ranks with its own", async () => {
+    // The bundled docs: enough chunks that full text and vectors each bring candidates the other does not.
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await open(db, { searchThread: true });
+    await threaded.bootstrap();
+    const plain = await open(db);
+    const questions = ["How do I create an API key?", "webhook signature verification", "rate limit per key", "export conversations csv", "erase a visitor", "kb reindex", "sync every", "busy timeout"];
+    for (const question of questions) {
+      const options = { includeBelowThreshold: true, k: 8 };
+      expect(await threaded.knowledge.search("demo", question, options)).toEqual(await plain.knowledge.search("demo", question, options));
+    }
+    expect(threadOf(threaded).stats()).toMatchObject({ answered: questions.length, inThread: false });
+  });
+
   it("answers a chat turn over HTTP from the thread's retrieval, with its sources", async () => {
     const harness = await startHarness({ searchThread: true });
     cleanups.push(() => harness.close());
@@ -113,7 +127,11 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     const failures: string[] = [];
     const thread = createSearchThread(
       { file: join(temp(), "missing.db"), busyTimeoutMs: 1000, embedModel: "hash", embedder: { ollamaHost: "", openaiBaseUrl: "", openaiApiKey: undefined, modelTimeoutMs: 1000 } },
-      { inThread: async (chatbotId, query) => [{ chunk_id: chatbotId, document_id: 1, content: query, heading: "", name: "here.md", title: "here", type: "text", url: null, score: 1 }], onFailure: (error) => failures.push(error.message) },
+      {
+        inThread: async (chatbotId, query) => [{ chunk_id: chatbotId, document_id: 1, content: query, heading: "", name: "here.md", title: "here", type: "text", url: null, score: 1 }],
+        textHits: async () => [],
+        onFailure: (error) => failures.push(error.message),
+      },
     );
     cleanups.push(() => thread.close());
     const options = { k: 3, threshold: 0.2, includeBelowThreshold: false };
