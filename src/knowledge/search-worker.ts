@@ -21,7 +21,12 @@ export interface SearchWorkerSetup extends SqliteReaderSetup {
   embedder: Pick<ResolvedConfig, "ollamaHost" | "openaiBaseUrl" | "openaiApiKey" | "modelTimeoutMs">;
 }
 
-export type ToSearchWorker = { id: number; chatbotId: number; query: string; options: HybridSearchOptions } | { release: true } | { stop: true };
+/** A search, then its full-text hits (found by the calling thread meanwhile), then the next search's. */
+export type ToSearchWorker =
+  | { id: number; chatbotId: number; query: string; options: Omit<HybridSearchOptions, "textHits"> }
+  | { id: number; textHits: number[] }
+  | { release: true }
+  | { stop: true };
 
 /** A refusal crosses as its fields (a `ChatsvcError` does not survive structured cloning as one). */
 export interface SearchFailure {
@@ -44,6 +49,8 @@ warmUp();
 port.postMessage({ ready: true } satisfies FromSearchWorker);
 let pending = 0;
 let stopping = false;
+/** Searches under way whose full-text hits have not arrived yet, by id. */
+const hitsFor = new Map<number, (hits: number[]) => void>();
 
 const stop = () => {
   reader.close();
@@ -60,8 +67,14 @@ port.on("message", (message: ToSearchWorker) => {
     reader.releaseMemory();
     return void collectGarbage();
   }
+  if ("textHits" in message) {
+    hitsFor.get(message.id)?.(message.textHits);
+    hitsFor.delete(message.id);
+    return;
+  }
   pending++;
-  search(message.chatbotId, message.query, message.options).then(
+  const textHits = new Promise<number[]>((resolve) => hitsFor.set(message.id, resolve));
+  search(message.chatbotId, message.query, { ...message.options, textHits }).then(
     (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && extractOf(message.query, chunks)) }),
     (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
   );

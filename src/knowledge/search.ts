@@ -46,8 +46,8 @@ export interface HybridSearchOptions {
   includeBelowThreshold: boolean;
   /** Also work out the extractive answer over the chunks, where that spares the caller's thread (search-thread.ts); ignored here. */
   extract?: boolean;
-  /** The full-text candidates, when the caller found them already ({@link fullTextHits}). */
-  textHits?: number[];
+  /** The full-text candidates ({@link fullTextHits}) when the caller finds them: the search awaits them only once its vector candidates are known. */
+  textHits?: number[] | Promise<number[]>;
 }
 
 /** Candidates read from each side (full text, vectors) per result asked for, before fusion and scoring. */

@@ -123,6 +123,32 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     expect((await searching)[0]?.name).toBe("parking.md");
   });
 
+  it("fails a search whose full-text step fails in the calling thread, and answers the next one", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const service = await open(db);
+    await service.bootstrap({ ingestDocs: false });
+    await service.knowledge.ingest("demo", [HOURS, PARKING]);
+    const bot = await service.chatbots.get("demo");
+    let failing = true;
+    const thread = createSearchThread(
+      { file: db, busyTimeoutMs: 1000, embedModel: "hash", embedder: { ollamaHost: "", openaiBaseUrl: "", openaiApiKey: undefined, modelTimeoutMs: 1000 } },
+      {
+        inThread: () => Promise.reject(new Error("searched in the calling thread")),
+        textHits: async () => {
+          if (failing) throw new Error("disk I/O error");
+          return [];
+        },
+        onFailure: (error) => expect.fail(error.message),
+      },
+    );
+    cleanups.push(() => thread.close());
+    const options = { k: 3, threshold: 0.2, includeBelowThreshold: false };
+    await expect(thread.search(bot.id, "Where do visitors park?", options)).rejects.toThrow("disk I/O error");
+    failing = false;
+    expect((await thread.search(bot.id, "Where do visitors park?", options))[0]?.name).toBe("parking.md");
+    expect(thread.stats()).toMatchObject({ threadsStarted: 1, answered: 1, inThread: false });
+  });
+
   it("searches in the calling thread, and says why, when the thread cannot open the database", async () => {
     const failures: string[] = [];
     const thread = createSearchThread(
