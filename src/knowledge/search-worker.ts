@@ -74,10 +74,13 @@ port.on("message", (message: ToSearchWorker) => {
   }
   pending++;
   const textHits = new Promise<number[]>((resolve) => hitsFor.set(message.id, resolve));
-  search(message.chatbotId, message.query, { ...message.options, textHits }).then(
-    (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && extractOf(message.query, chunks)) }),
-    (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
-  );
+  // A failure to read the snapshot's version fails this search, like any read of it.
+  new Promise<void>((resolve) => resolve(reader.fresh()))
+    .then(() => search(message.chatbotId, message.query, { ...message.options, textHits }))
+    .then(
+      (chunks) => answer({ id: message.id, chunks, ...(message.options.extract && extractOf(message.query, chunks)) }),
+      (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
+    );
 });
 
 /**

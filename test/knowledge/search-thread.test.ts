@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatsvcError } from "../../src/core/errors.js";
 import { createSearchThread } from "../../src/knowledge/search-thread.js";
@@ -53,6 +54,27 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     const after = await threaded.knowledge.search("demo", "Where do visitors park?", { includeBelowThreshold: true });
     expect(after.map((c) => c.name)).not.toContain("parking.md");
     expect(after.map((c) => c.name)).toContain("hours.md");
+  });
+
+  it("reads what another connection wrote to the knowledge base at the very next search", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await open(db, { searchThread: true });
+    await threaded.bootstrap({ ingestDocs: false });
+    await threaded.knowledge.ingest("demo", [HOURS, PARKING]);
+    const top = async (question: string) => (await threaded.knowledge.search("demo", question))[0]?.name;
+    expect(await top("Where do visitors park?")).toBe("parking.md");
+    // Conversations change between searches: the thread may go on reading its snapshot, but not past these writes.
+    const org = (await threaded.chatbots.get("demo")).organization_id;
+    await threaded.conversations.start(org, "demo", {});
+    const other = new Database(db);
+    cleanups.push(() => other.close());
+    other.prepare("UPDATE documents SET name = 'visitors.md' WHERE name = 'parking.md'").run();
+    expect(await top("Where do visitors park?")).toBe("visitors.md");
+    const elsewhere = await open(db);
+    await elsewhere.knowledge.ingest("demo", [REFUNDS]);
+    expect(await top("How long does a refund take?")).toBe("refunds.md");
+    other.prepare("UPDATE settings SET value = json_set(value, '$.spec', 'ollama:nomic-embed-text') WHERE key = 'knowledge.embedder'").run();
+    await expect(threaded.knowledge.search("demo", "How long does a refund take?")).rejects.toMatchObject({ status: 409 });
   });
 
   it("ranks with the full-text candidates found on the calling thread's connection as the main thread ranks with its own", async () => {
