@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,6 +76,21 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     expect(await top("How long does a refund take?")).toBe("refunds.md");
     other.prepare("UPDATE settings SET value = json_set(value, '$.spec', 'ollama:nomic-embed-text') WHERE key = 'knowledge.embedder'").run();
     await expect(threaded.knowledge.search("demo", "How long does a refund take?")).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("lets an erasure empty the log while the thread's searches read from a snapshot", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const service = await open(db, { searchThread: true });
+    await service.bootstrap({ ingestDocs: false });
+    await service.knowledge.ingest("demo", [HOURS, PARKING]);
+    const org = (await service.chatbots.get("demo")).organization_id;
+    const { conversation_id } = await service.conversations.start(org, "demo", { visitor_id: "v-erased" });
+    await service.chat.send(org, "demo", conversation_id, { message: "Where do visitors park, asks Quentin Erasable?" });
+    // A search just before the erasure: the thread holds its snapshot for a while after it.
+    await service.knowledge.search("demo", "When does the office open?");
+    await service.privacy.eraseVisitor(org, { visitor_id: "v-erased" }, { actor: "test" });
+    expect(statSync(`${db}-wal`).size).toBe(0);
+    expect(readFileSync(db).toString("latin1")).not.toContain("Quentin Erasable");
   });
 
   it("ranks with the full-text candidates found on the calling thread's connection as the main thread ranks with its own", async () => {
