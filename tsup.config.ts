@@ -31,10 +31,10 @@ export async function buildConsole(): Promise<void> {
 
 /**
  * The worker threads' entries, each built as a file of its own that the module starting it finds beside itself.
- * The bench builds them too (bench/lib/build.mjs imports this list): a worker missing there would fall back
- * to the main thread and be measured that way.
+ * The bench builds them too (bench/lib/build.mjs builds with these settings): a worker missing there would fall
+ * back to the main thread and be measured that way.
  */
-export const WORKER_ENTRIES = {
+const WORKER_ENTRIES = {
   // The renderer starts it with `new Worker(new URL("./render-worker.js", import.meta.url))`.
   "render-worker": "src/render/render-worker.ts",
   // Ingestion's: `startModuleWorker(import.meta.url, "ingest-worker")` starts `./ingest-worker.js`.

@@ -65,7 +65,7 @@ const meta = {
 };
 
 if (!flag("no-build")) {
-  log("building the package (tsup, same settings as npm run build, without .d.ts)");
+  log("building the package (tsup, same settings as npm run build, without .d.ts, source maps or the console bundle)");
   meta.buildMs = await buildForBench();
 }
 
