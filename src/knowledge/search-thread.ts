@@ -52,17 +52,13 @@ const CLOSE_GRACE_MS = 5_000;
  * while the thread works on the rest, and its hits follow the question there:
  * under load the thread is the busier of the two and this was its largest
  * step, and one search at a time is answered sooner for the two steps running
- * side by side. The step also costs a little less here: SQLite drops a
- * connection's whole page cache when another connection has committed since
- * its last read, as the thread's connection finds before nearly every search
- * under load (this thread stores each turn), while this connection keeps its
- * cache across its own commits. The thread starts with the service;
+ * side by side. The thread starts with the service;
  * one that stops unexpectedly fails the searches it held and is replaced by
  * the next search. Where no thread can start or open the database, searches
  * run in the calling thread.
  *
  * @example
- * const thread = createSearchThread(setup, { inThread: hybrid, onFailure: console.error });
+ * const thread = createSearchThread(setup, { inThread: hybrid, textHits: (id, question, k) => fullTextHits(store, id, question, k), onFailure: console.error });
  * await thread.search(botId, "How do I reset my password?", { k: 8, threshold: 0.2, includeBelowThreshold: false });
  * await thread.close();
  */
