@@ -1,6 +1,5 @@
 import Database from "better-sqlite3";
 import type { ChangeFeed, KnowledgeReads } from "../../core/storage/index.js";
-import { createDataVersion } from "./data-version.js";
 import { createKnowledgeReads } from "./knowledge-reads.js";
 
 /** Where a search thread finds the database: serializable, so a worker thread can be given it. */
@@ -19,7 +18,7 @@ const SNAPSHOT_MS = 250;
 /**
  * A read-only connection of its own to an open service's database (already
  * migrated, in WAL mode), for searches in another thread: it sees the service's
- * commits as another process's, through the same change feed a process uses.
+ * commits as another process's.
  *
  * Searches read from one snapshot (a read transaction held open, see `fresh`)
  * for as long as nothing they read was written since and for {@link SNAPSHOT_MS}
@@ -49,7 +48,6 @@ export function openSearchReader({ file, busyTimeoutMs }: SqliteReaderSetup): { 
     const versionHeld = sqlite.prepare<[], number>(versionSql).pluck();
     const versionNow = probe.prepare<[], number>(versionSql).pluck();
     const reads = createKnowledgeReads(sqlite);
-    const dataVersion = createDataVersion(sqlite, file);
     let held: { version: number; since: number } | undefined;
     const end = () => {
       if (sqlite.inTransaction) sqlite.exec("COMMIT");
@@ -60,7 +58,9 @@ export function openSearchReader({ file, busyTimeoutMs }: SqliteReaderSetup): { 
     quiet.unref();
     return {
       reads,
-      changes: { version: () => dataVersion.read() },
+      // Every write a search reads moves the counter, the embedder record's included: the snapshot's version is the
+      // change feed (read again only once the snapshot ended, when a search's reads run on their own).
+      changes: { version: () => held?.version ?? versionNow.get()! },
       /** Before a search: the snapshot held, when it is young and nothing searches read was written since; else a new one. */
       fresh() {
         const now = performance.now();
@@ -77,7 +77,6 @@ export function openSearchReader({ file, busyTimeoutMs }: SqliteReaderSetup): { 
       },
       close() {
         clearTimeout(quiet);
-        dataVersion.close();
         probe?.close();
         if (sqlite.open) sqlite.close();
       },
