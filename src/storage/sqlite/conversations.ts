@@ -261,7 +261,8 @@ export function createConversationStore(sqlite: Sqlite, record: Recorder, charge
       return gate.run(() => void rate.immediate(messageId, rating));
     },
     async storeTurn(ref, turn, event) {
-      return gate.run(() => storeTurn.immediate(ref, turn, event));
+      // Under load, replies finish together: their turns share a commit.
+      return batched(() => storeTurn(ref, turn, event));
     },
     async storeRegeneration(ref, replaces, assistant, toCharge) {
       return gate.run(() => storeRegeneration.immediate(ref, replaces, assistant, toCharge));

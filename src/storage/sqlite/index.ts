@@ -51,7 +51,7 @@ export function openSqliteStorage(file: string, options: StorageOptions): Sqlite
     const probe = createWriteProbe(sqlite);
     const keying = createQuestionKeying(sqlite, options.questionKey);
     const checkpoints = createWalCheckpoints(sqlite);
-    // One per connection: conversation starts and the webhook worker's settlements share commits;
+    // One per connection: conversation starts, chat turns and the webhook worker's settlements share commits;
     // a burst of them is bulk writing, whose checkpoints belong off the event loop too.
     // Between this connection's writes and the knowledge writer thread's (write-gate.ts).
     const gate = createWriteGate(sqlite);
