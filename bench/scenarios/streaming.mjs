@@ -101,24 +101,26 @@ async function timeReplies(model, url, headers, questions, count) {
  */
 export async function run(ctx) {
   const model = await startFakeModel();
-  const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
-  const server = await startChatsvc(kb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
   const count = ctx.quick ? 20 : 60;
   let timed;
-  let questions;
-  try {
-    const ids = await openConversations(server, 20);
-    questions = createQueries(createCorpus(ctx.seed), { seed: ctx.seed + 8, count: 200, documents: kb.documents });
-    timed = await timeReplies(model, (n) => `${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions, count);
-  } finally {
-    await server.stop();
-  }
   let bare;
-  const relay = await launch(process.execPath, [join(BENCH_DIR, "servers", "bare-proxy.mjs"), model.baseUrl], { ready: /listening on (http:\/\/\S+)/, env: { NODE_ENV: "production" } });
   try {
-    bare = await timeReplies(model, () => `${relay.match[1]}/`, { "content-type": "application/json" }, questions, count);
+    const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
+    const questions = createQueries(createCorpus(ctx.seed), { seed: ctx.seed + 8, count: 200, documents: kb.documents });
+    const server = await startChatsvc(kb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
+    try {
+      const ids = await openConversations(server, 20);
+      timed = await timeReplies(model, (n) => `${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions, count);
+    } finally {
+      await server.stop();
+    }
+    const relay = await launch(process.execPath, [join(BENCH_DIR, "servers", "bare-proxy.mjs"), model.baseUrl], { ready: /listening on (http:\/\/\S+)/, env: { NODE_ENV: "production" } });
+    try {
+      bare = await timeReplies(model, () => `${relay.match[1]}/`, { "content-type": "application/json" }, questions, count);
+    } finally {
+      await relay.stop();
+    }
   } finally {
-    await relay.stop();
     await model.close();
   }
   const { streamed, skipped, failed } = timed;
