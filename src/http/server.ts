@@ -141,13 +141,19 @@ export async function startServer(
       // Idle keep-alive sockets would hold close() open; busy ones finish their request first, and are closed
       // once idle (checked again until all are gone: a kept-alive client may not close its side for minutes).
       server.closeIdleConnections();
-      for (const socket of unused) socket.destroy();
       const idle = setInterval(() => server.closeIdleConnections(), 100);
       const forced = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
       forced.unref();
+      // A new connection's first request may be in the kernel's buffer still: read in the next poll phase, it
+      // is answered. Only connections that sent nothing by then are ended (a reset request is not retried).
+      await afterNextPoll();
+      for (const socket of unused) if (socket.bytesRead === 0) socket.destroy();
       await closed;
       clearInterval(idle);
       clearTimeout(forced);
     },
   };
 }
+
+/** Resolves after the event loop's next poll phase (two check phases: close() may run in a poll phase itself). */
+const afterNextPoll = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));

@@ -108,3 +108,22 @@ it("close() ends connections that never sent a request (spare ones opened ahead 
   // Neither connection waits for its client to close it, nor for the 20 s shutdown timeout.
   expect(performance.now() - started).toBeLessThan(2_000);
 });
+
+it("close() answers a new connection's request that arrived but was not read yet, instead of resetting it", async () => {
+  const service = await createChatService({ env: {}, db: ":memory:", logLevel: "warn" });
+  cleanups.push(() => service.close());
+  const { key } = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test", ingestDocs: false });
+  const server = await startServer(service, { port: 0, shutdownTimeoutMs: 20_000 });
+  const client = connect(server.port, "127.0.0.1");
+  await new Promise((resolve) => client.once("connect", resolve));
+  await new Promise((resolve) => setTimeout(resolve, 50)); // accepted by the server, nothing sent yet
+  let answer = "";
+  client.setEncoding("utf8").on("data", (text: string) => (answer += text));
+  const ended = new Promise((resolve) => client.once("close", resolve));
+  client.on("error", () => {}); // a reset shows as an empty answer below
+  // The whole request reaches the server's socket buffer; close() starts before the server reads it.
+  client.write(`GET /api/v1/auth/test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key.key}\r\nConnection: close\r\n\r\n`);
+  await server.close();
+  await ended;
+  expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+});
