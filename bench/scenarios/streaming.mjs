@@ -6,7 +6,7 @@ import { createCorpus, createQueries } from "../lib/dataset.mjs";
 import { BENCH_DIR } from "../lib/paths.mjs";
 import { launch } from "../lib/proc.mjs";
 import { summarize } from "../lib/stats.mjs";
-import { row } from "../lib/table.mjs";
+import { row, unavailable } from "../lib/table.mjs";
 
 const FIRST_TOKEN_MS = 50;
 const TOKEN_INTERVAL_MS = 10;
@@ -95,15 +95,17 @@ async function timeReplies(model, url, headers, questions, count) {
 }
 
 /**
- * Scenario 8: time to the first `delta` event beyond the model's own first token; the same
- * questions through a bare node:http relay to the same model (`servers/bare-proxy.mjs`) are
- * what the machine's loopback hops and two processes waking cost on their own.
+ * Scenario 8: time to the first `delta` event beyond the model's own first token, on SQLite and
+ * on PostgreSQL; the same questions through a bare node:http relay to the same model
+ * (`servers/bare-proxy.mjs`) are what the machine's loopback hops and two processes waking
+ * cost on their own.
  */
 export async function run(ctx) {
   const model = await startFakeModel();
   const count = ctx.quick ? 20 : 60;
   let timed;
   let bare;
+  let postgres;
   try {
     const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
     const questions = createQueries(createCorpus(ctx.seed), { seed: ctx.seed + 8, count: 200, documents: kb.documents });
@@ -113,6 +115,16 @@ export async function run(ctx) {
       timed = await timeReplies(model, (n) => `${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions, count);
     } finally {
       await server.stop();
+    }
+    if (!ctx.postgresUnavailable) {
+      const pgKb = await ctx.postgresKnowledgeBase(ctx.sizes.send[0]);
+      const pg = await startChatsvc(pgKb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
+      try {
+        const ids = await openConversations(pg, 20);
+        postgres = await timeReplies(model, (n) => `${pg.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, pg.headers, questions, count);
+      } finally {
+        await pg.stop();
+      }
     }
     const relay = await launch(process.execPath, [join(BENCH_DIR, "servers", "bare-proxy.mjs"), model.baseUrl], { ready: /listening on (http:\/\/\S+)/, env: { NODE_ENV: "production" } });
     try {
@@ -138,6 +150,23 @@ export async function run(ctx) {
     failed,
     bareRelay: { overhead: floor, beforeModel: summarize(bare.before), afterFirstToken: summarize(bare.after), failed: bare.failed },
   };
+  const pgFigure = "PostgreSQL: streaming: first delta beyond the model's first token";
+  let pgRow;
+  if (!postgres) pgRow = unavailable("8", pgFigure, `skipped: ${ctx.postgresUnavailable}`);
+  else {
+    const p = summarize(postgres.overhead);
+    ctx.details.streaming.postgres = { overhead: p, beforeModel: summarize(postgres.before), afterFirstToken: summarize(postgres.after), streamed: postgres.streamed, failed: postgres.failed };
+    pgRow = row({
+      id: "8",
+      figure: `${pgFigure} (${postgres.streamed} replies)`,
+      value: p.p50,
+      unit: "ms",
+      baseline: { label: "SQLite", value: o.p50 },
+      ratio: p.p50 / o.p50,
+      target: "(no target)",
+      note: `p99 ${p.p99.toFixed(1)} ms; before the model call p50 ${summarize(postgres.before).p50.toFixed(1)} ms, token to client p50 ${summarize(postgres.after).p50.toFixed(1)} ms${postgres.failed ? `; ${postgres.failed} failed` : ""}`,
+    });
+  }
   return [
     row({
       id: "8",
@@ -151,5 +180,6 @@ export async function run(ctx) {
       pass: o.p50 <= 5 && failed === 0,
       note: `p99 ${o.p99.toFixed(1)} ms; before the model call p50 ${summarize(timed.before).p50.toFixed(1)} ms (relay ${summarize(bare.before).p50.toFixed(1)}), token to client p50 ${summarize(timed.after).p50.toFixed(1)} ms (relay ${summarize(bare.after).p50.toFixed(1)})${skipped ? `; ${skipped} answered without the model` : ""}${failed ? `; ${failed} failed` : ""}`,
     }),
+    pgRow,
   ];
 }

@@ -79,7 +79,7 @@ async function fireEvents(server, events) {
     headers: server.headers,
     body: JSON.stringify({ visitor_id: "bench" }),
   });
-  return { ...r, started, ended: performance.now(), accepted: r.total - r.non2xx - r.errors - r.timeouts };
+  return { ...r, started, ended: r.lastAt, accepted: r.total - r.non2xx - r.errors - r.timeouts };
 }
 
 /** Scenario 6: webhook delivery throughput with keep-alive, and exactly-one outcome per event with a flaky receiver. */
@@ -140,6 +140,7 @@ export async function run(ctx) {
     }
   }
 
+  rows.push(await postgresEndToEnd(ctx, events, env, ctx.details.webhooks));
   rows.push(await postgresDrain(ctx, events, env, ctx.details.webhooksBacklog));
 
   // 2. A receiver failing 30% of attempts: every event ends delivered or counted failed, once.
@@ -181,6 +182,38 @@ export async function run(ctx) {
     await receiver.close();
   }
   return rows;
+}
+
+/** End to end as on SQLite (events created over HTTP and delivered at once), one `chatsvc serve` on PostgreSQL. */
+async function postgresEndToEnd(ctx, events, env, sqlite) {
+  const figure = "PostgreSQL: webhooks end to end, 1 instance";
+  if (ctx.postgresUnavailable) return unavailable("6", figure, `skipped: ${ctx.postgresUnavailable}`, "none lost");
+  const kb = await ctx.postgresKnowledgeBase(ctx.sizes.send[0]);
+  const receiver = await startReceiver();
+  const server = await startChatsvc(kb, { env, args: ["--allow-private-webhooks"], nodeArgs: ctx.nodeArgs });
+  try {
+    await api(server, "/webhooks", { method: "POST", json: { url: receiver.url, events: ["conversation_started"] } });
+    const fired = await fireEvents(server, events);
+    const settled = await until(() => receiver.stats().delivered >= fired.accepted, 120_000);
+    const s = receiver.stats();
+    const lost = fired.accepted - s.delivered;
+    const rate = s.delivered / ((s.last - fired.started) / 1000);
+    const sqliteRate = sqlite ? sqlite.receiver.delivered / ((sqlite.receiver.last - sqlite.fired.started) / 1000) : null;
+    ctx.details.webhooksPostgres = { fired, receiver: s, settled };
+    return row({
+      id: "6",
+      figure: `${figure}: ${fired.accepted.toLocaleString("en-US")} events created over HTTP (10 conn) and delivered`,
+      value: rate,
+      unit: "events/s",
+      ...(sqliteRate && { baseline: { label: "SQLite", value: sqliteRate }, baselineUnit: "events/s", ratio: rate / sqliteRate }),
+      target: "none lost",
+      pass: lost === 0 && fired.accepted === events,
+      note: `${lost} lost, ${s.received - s.unique} duplicate attempts${settled ? "" : ", NOT SETTLED in 120 s"}; events created ${Math.round(fired.rps)}/s`,
+    });
+  } finally {
+    await server.stop();
+    await receiver.close();
+  }
 }
 
 /**
