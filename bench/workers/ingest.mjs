@@ -1,12 +1,12 @@
 // Ingestion of a folder of Markdown into a fresh database, as `chatsvc ingest`
-// does, reporting throughput and this process's peak RSS. Usage: ingest.mjs <db> <folder>
+// does, reporting throughput and this process's peak RSS. Usage: ingest.mjs <db file or postgres:// URL> <folder>
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { BENCH_DIST } from "../lib/build.mjs";
 
 const [db, folder] = process.argv.slice(2);
 const { createChatService } = await import(join(BENCH_DIST, "index.js"));
-const service = await createChatService({ db, env: {} });
+const service = await createChatService({ ...(db.startsWith("postgres") ? { database: db } : { db }), env: {} });
 const { organization } = await service.bootstrap({ organizationName: "Bench" });
 await service.chatbots.create({ organization_id: organization.id, slug: "ingest", name: "Ingest" });
 const rssBefore = process.memoryUsage().rss / 1048576;
