@@ -9,7 +9,7 @@ import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testDatabase, testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
-import { seedTenant } from "../support/storage-seed.js";
+import { newConversation, seedTenant } from "../support/storage-seed.js";
 import { questionKey } from "../../src/analytics/questions.js";
 
 const SQLITE = {
@@ -46,26 +46,8 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     const storage = await engine.open({ encodeEvent: encodeWebhookEvent, questionKey });
     cleanups.push(() => storage.close());
     const { org, bot } = await seedTenant(storage, { credits: monthly, at: NOW });
-    const conversation = (values: Partial<NewConversation> = {}): NewConversation => ({
-      chatbot_id: bot.id,
-      session_id: `api_${Math.random().toString(36).slice(2)}`,
-      visitor_id: null,
-      visitor_name: null,
-      visitor_email: null,
-      visitor_phone: null,
-      metadata: "{}",
-      source: "api",
-      source_url: null,
-      ip: null,
-      country: null,
-      started_at: NOW,
-      last_message_at: NOW,
-      ended_at: null,
-      organization_id: org.id,
-      agent_name: bot.name,
-      agent_slug: bot.slug,
-      ...values,
-    });
+    const conversation = (values: Partial<NewConversation> = {}): NewConversation =>
+      newConversation(bot, `api_${Math.random().toString(36).slice(2)}`, NOW, values);
     const started: (c: { id: number }) => DomainEvent = (c) => ({ name: "message_received", organizationId: org.id, data: { id: c.id } as never });
     const { result: open } = await storage.conversations.start(conversation(), started);
     return { storage, org, bot, open, conversation, started };

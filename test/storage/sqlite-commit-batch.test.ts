@@ -5,13 +5,12 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { questionKey } from "../../src/analytics/questions.js";
 import type { DomainEvent } from "../../src/core/events.js";
-import type { NewConversation } from "../../src/core/storage/index.js";
 import { createCommitBatch } from "../../src/storage/sqlite/commit-batch.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
-import { seedTenant } from "../support/storage-seed.js";
+import { newConversation, seedTenant } from "../support/storage-seed.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(() => {
@@ -78,27 +77,8 @@ describe.skipIf(testEngine === "postgres")("SQLite commit batch", () => {
     cleanups.push(() => storage.close());
     const at = "2026-01-02T03:04:05.000Z";
     const { org, bot } = await seedTenant(storage, { credits: 100, at });
-    const conversation = (session_id: string): NewConversation => ({
-      chatbot_id: bot.id,
-      session_id,
-      visitor_id: null,
-      visitor_name: null,
-      visitor_email: null,
-      visitor_phone: null,
-      metadata: "{}",
-      source: "api",
-      source_url: null,
-      ip: null,
-      country: null,
-      started_at: at,
-      last_message_at: at,
-      ended_at: null,
-      organization_id: org.id,
-      agent_name: bot.name,
-      agent_slug: bot.slug,
-    });
     const event = (): DomainEvent => ({ name: "message_received", organizationId: org.id, data: {} as never });
-    const [a, b, ended] = await Promise.all(["a", "b", "c"].map((session) => storage.conversations.start(conversation(session), event)));
+    const [a, b, ended] = await Promise.all(["a", "b", "c"].map((session) => storage.conversations.start(newConversation(bot, session, at), event)));
     await storage.conversations.end(ended!.result.id, at, event);
     const turn = (i: number) => ({
       user: { role: "user" as const, content: `question ${i}`, created_at: at },

@@ -10,7 +10,7 @@ import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
-import { seedTenant } from "../support/storage-seed.js";
+import { newConversation, seedTenant } from "../support/storage-seed.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const cleanups: (() => unknown)[] = [];
@@ -72,7 +72,7 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     const event = (): DomainEvent => ({ name: "message_received", organizationId: org.id, data: {} as never });
     const conversation = (session_id: string) =>
       storage.conversations.start(
-        { chatbot_id: bot.id, session_id, visitor_id: null, visitor_name: null, visitor_email: null, visitor_phone: null, metadata: "{}", source: "api", source_url: null, ip: null, country: null, started_at: NOW, last_message_at: NOW, ended_at: null, organization_id: org.id, agent_name: bot.name, agent_slug: bot.slug },
+        newConversation(bot, session_id, NOW),
         event,
       );
     const { result: first } = await conversation("api_first");
@@ -108,7 +108,7 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     await storage.knowledge.writeBatch(batch(0));
     await storage.knowledge.writeBatch(batch(1));
     const { result: conversation } = await storage.conversations.start(
-      { chatbot_id: bot.id, session_id: "api_lead", visitor_id: null, visitor_name: null, visitor_email: null, visitor_phone: null, metadata: "{}", source: "api", source_url: null, ip: null, country: null, started_at: NOW, last_message_at: NOW, ended_at: null, organization_id: org.id, agent_name: bot.name, agent_slug: bot.slug },
+      newConversation(bot, "api_lead", NOW),
       () => ({ name: "conversation_started", organizationId: org.id, data: {} as never }),
     );
     const page = (await storage.knowledge.documents(bot.id))[0]!;

@@ -9,7 +9,7 @@ import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
 import { encodeWebhookEvent } from "../../src/webhooks/index.js";
 import { testEngine } from "../support/database.js";
 import { tempDir } from "../support/harness.js";
-import { seedTenant } from "../support/storage-seed.js";
+import { newConversation, seedTenant } from "../support/storage-seed.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 const cleanups: (() => unknown)[] = [];
@@ -29,7 +29,7 @@ async function open(busyTimeoutMs: number) {
   cleanups.push(() => other.close());
   const event = (): DomainEvent => ({ name: "message_received", organizationId: org.id, data: {} as never });
   const { result: conversation } = await storage.conversations.start(
-    { chatbot_id: bot.id, session_id: "api_lock", visitor_id: null, visitor_name: null, visitor_email: null, visitor_phone: null, metadata: "{}", source: "api", source_url: null, ip: null, country: null, started_at: NOW, last_message_at: NOW, ended_at: null, organization_id: org.id, agent_name: bot.name, agent_slug: bot.slug },
+    newConversation(bot, "api_lock", NOW),
     event,
   );
   const storeTurn = (question: string) =>

@@ -1,4 +1,4 @@
-import type { Storage } from "../../src/core/storage/index.js";
+import type { ChatbotRecord, NewConversation, Storage } from "../../src/core/storage/index.js";
 
 /** An organisation with `credits` a month and its `demo` chatbot, written straight through a storage. */
 export async function seedTenant(storage: Pick<Storage, "orgs" | "chatbots">, { credits = 100, at = new Date().toISOString() } = {}) {
@@ -23,4 +23,28 @@ export async function seedTenant(storage: Pick<Storage, "orgs" | "chatbots">, { 
   });
   if (typeof bot === "string") throw new Error(bot);
   return { org, bot };
+}
+
+/** A conversation of `bot` opened through the API at `at`, as the service asks a storage to start one; `values` override fields. */
+export function newConversation(bot: ChatbotRecord, session_id: string, at: string, values: Partial<NewConversation> = {}): NewConversation {
+  return {
+    chatbot_id: bot.id,
+    session_id,
+    visitor_id: null,
+    visitor_name: null,
+    visitor_email: null,
+    visitor_phone: null,
+    metadata: "{}",
+    source: "api",
+    source_url: null,
+    ip: null,
+    country: null,
+    started_at: at,
+    last_message_at: at,
+    ended_at: null,
+    organization_id: bot.organization_id,
+    agent_name: bot.name,
+    agent_slug: bot.slug,
+    ...values,
+  };
 }
