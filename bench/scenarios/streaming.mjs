@@ -109,23 +109,18 @@ export async function run(ctx) {
   try {
     const kb = await ctx.knowledgeBase(ctx.sizes.send[0]);
     const questions = createQueries(createCorpus(ctx.seed), { seed: ctx.seed + 8, count: 200, documents: kb.documents });
-    const server = await startChatsvc(kb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
-    try {
-      const ids = await openConversations(server, 20);
-      timed = await timeReplies(model, (n) => `${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions, count);
-    } finally {
-      await server.stop();
-    }
-    if (!ctx.postgresUnavailable) {
-      const pgKb = await ctx.postgresKnowledgeBase(ctx.sizes.send[0]);
-      const pg = await startChatsvc(pgKb, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
+    // `chatsvc serve` on a copy of `prepared` (SQLite or PostgreSQL), asking the fake model.
+    const timeServed = async (prepared) => {
+      const server = await startChatsvc(prepared, { env: { CHATSVC_CHAT_MODEL: "openai:bench-fake", OPENAI_BASE_URL: model.baseUrl }, nodeArgs: ctx.nodeArgs });
       try {
-        const ids = await openConversations(pg, 20);
-        postgres = await timeReplies(model, (n) => `${pg.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, pg.headers, questions, count);
+        const ids = await openConversations(server, 20);
+        return await timeReplies(model, (n) => `${server.api}/chatbots/kb/conversations/${ids[n % ids.length]}/messages`, server.headers, questions, count);
       } finally {
-        await pg.stop();
+        await server.stop();
       }
-    }
+    };
+    timed = await timeServed(kb);
+    if (!ctx.postgresUnavailable) postgres = await timeServed(await ctx.postgresKnowledgeBase(ctx.sizes.send[0]));
     const relay = await launch(process.execPath, [join(BENCH_DIR, "servers", "bare-proxy.mjs"), model.baseUrl], { ready: /listening on (http:\/\/\S+)/, env: { NODE_ENV: "production" } });
     try {
       bare = await timeReplies(model, () => `${relay.match[1]}/`, { "content-type": "application/json" }, questions, count);
