@@ -85,11 +85,16 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   expect(sqlite.prepare("SELECT status FROM webhook_deliveries").all()).toEqual([{ status: "pending" }]);
 }, 45_000);
 
-it("close() ends connections that never sent a request (spare ones opened ahead of use) at once, and still lets a request in flight finish", async () => {
+/** A bootstrapped in-memory service behind `startServer`, with a shutdown timeout no test should reach. */
+async function serving() {
   const service = await createChatService({ env: {}, db: ":memory:", logLevel: "warn" });
   cleanups.push(() => service.close());
   const { key } = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test", ingestDocs: false });
-  const server = await startServer(service, { port: 0, shutdownTimeoutMs: 20_000 });
+  return { key, server: await startServer(service, { port: 0, shutdownTimeoutMs: 20_000 }) };
+}
+
+it("close() ends connections that never sent a request (spare ones opened ahead of use) at once, and still lets a request in flight finish", async () => {
+  const { key, server } = await serving();
   // What a browser's preconnect, or undici after an aborted fetch, leaves: a connection with nothing sent on it.
   const spare = connect(server.port, "127.0.0.1");
   await new Promise((resolve) => spare.once("connect", resolve));
@@ -110,10 +115,7 @@ it("close() ends connections that never sent a request (spare ones opened ahead 
 });
 
 it("close() answers a new connection's request that arrived but was not read yet, instead of resetting it", async () => {
-  const service = await createChatService({ env: {}, db: ":memory:", logLevel: "warn" });
-  cleanups.push(() => service.close());
-  const { key } = await service.bootstrap({ organizationName: "Acme", email: "owner@acme.test", ingestDocs: false });
-  const server = await startServer(service, { port: 0, shutdownTimeoutMs: 20_000 });
+  const { key, server } = await serving();
   const client = connect(server.port, "127.0.0.1");
   await new Promise((resolve) => client.once("connect", resolve));
   await new Promise((resolve) => setTimeout(resolve, 50)); // accepted by the server, nothing sent yet
