@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
-import type { AttemptRecord } from "../../src/core/storage/index.js";
+import type { AttemptRecord, ChatbotRecord } from "../../src/core/storage/index.js";
 import { migratePostgres, openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/index.js";
-import { seedTenant } from "../support/storage-seed.js";
+import { newConversation, seedTenant } from "../support/storage-seed.js";
 import { cloneTestDatabase, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
 import { questionKey } from "../../src/analytics/questions.js";
 
@@ -34,29 +34,8 @@ const now = () => new Date().toISOString();
 
 const tenant = (s: PostgresStorage, credits = 100) => seedTenant(s, { credits });
 
-async function conversation(s: PostgresStorage, chatbotId: number, session: string) {
-  const started = await s.conversations.start(
-    {
-      chatbot_id: chatbotId,
-      session_id: session,
-      visitor_id: null,
-      visitor_name: null,
-      visitor_email: null,
-      visitor_phone: null,
-      metadata: "{}",
-      source: "api",
-      source_url: null,
-      ip: null,
-      country: null,
-      started_at: now(),
-      last_message_at: now(),
-      ended_at: null,
-      organization_id: 0,
-      agent_name: "",
-      agent_slug: "",
-    },
-    (c) => ({ name: "conversation_started", organizationId: c.organization_id, data: { id: c.id } }) as DomainEvent,
-  );
+async function conversation(s: PostgresStorage, bot: ChatbotRecord, session: string) {
+  const started = await s.conversations.start(newConversation(bot, session, now()), (c) => ({ name: "conversation_started", organizationId: c.organization_id, data: { id: c.id } }) as DomainEvent);
   return started.result;
 }
 
@@ -79,7 +58,7 @@ describe("PostgreSQL shared by several instances", () => {
   it("never charges past the monthly credits, whichever instance sends", async () => {
     const [a, b, c] = await instances(3);
     const { org, bot } = await tenant(a!, 10);
-    const conversations = await Promise.all(Array.from({ length: 6 }, (_, i) => conversation(a!, bot.id, `s${i}`)));
+    const conversations = await Promise.all(Array.from({ length: 6 }, (_, i) => conversation(a!, bot, `s${i}`)));
     const month = now().slice(0, 7);
     const sends = Array.from({ length: 30 }, (_, i) =>
       [a, b, c][i % 3]!.conversations.storeTurn(
@@ -105,7 +84,7 @@ describe("PostgreSQL shared by several instances", () => {
     const { org, bot } = await tenant(a!);
     const hook = await a!.webhooks.register({ organization_id: org.id, url: "http://127.0.0.1:9/hook", events: ["conversation_started"], name: null, default_name: "hook", secret: "whsec_x", now: now() });
     expect(hook).not.toBe("no-organization");
-    await Promise.all(Array.from({ length: 40 }, (_, i) => conversation(a!, bot.id, `c${i}`)));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => conversation(a!, bot, `c${i}`)));
 
     const t = Date.now();
     const claims = await Promise.all([a, b, a, b].map((s) => s!.outbox.settle([], { now: t, limit: 15, leaseUntil: t + 60_000 })));
@@ -145,7 +124,7 @@ describe("PostgreSQL shared by several instances", () => {
     b!.watchOutbox(() => wakes++);
     await expect.poll(() => wakes, { timeout: 2_000 }).toBe(1); // the wake-up every new listener gets
     const started = performance.now();
-    await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot.id, `n${i}`)));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => conversation(a!, bot, `n${i}`)));
     const burstMs = performance.now() - started;
     await expect.poll(() => wakes, { timeout: 1_000, interval: 20 }).toBeGreaterThan(1);
     await new Promise((r) => setTimeout(r, 200));
@@ -352,13 +331,13 @@ describe("PostgreSQL shared by several instances", () => {
     const s = await openPostgresStorage(db.url, { encodeEvent, questionKey, poolSize: 1 });
     cleanups.push(() => s.close());
     const { bot } = await tenant(s);
-    const { id } = await conversation(s, bot.id, "long");
+    const { id } = await conversation(s, bot, "long");
     await s.db.$client.query(
       "INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END, 'message ' || i, $2 FROM generate_series(1, 3000) i",
       [id, now()],
     );
     // Newer messages of another conversation: the latest of this one are not simply the table's last rows.
-    const other = await conversation(s, bot.id, "other");
+    const other = await conversation(s, bot, "other");
     await s.db.$client.query("INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, 'user', 'other ' || i, $2 FROM generate_series(1, 20000) i", [other.id, now()]);
     await s.db.$client.query("ANALYZE messages");
     const latest = await s.conversations.latestMessages(id, 24);

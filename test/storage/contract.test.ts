@@ -91,6 +91,31 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect(a!.result.conversation.ended_at).toBe(b!.result.conversation.ended_at);
   });
 
+  it("starts conversations at once with their events: each answered as stored, with its own outbox row, counted once for its day", async () => {
+    const { storage, org, bot, conversation } = await seeded();
+    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["conversation_started"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const event = (c: { id: number }): DomainEvent => ({ name: "conversation_started", organizationId: org.id, data: { id: c.id } as never });
+    const starts = await Promise.all(Array.from({ length: 20 }, (_, i) => storage.conversations.start(conversation({ visitor_id: `v${i}`, metadata: `{"n":${i}}` }), event)));
+    for (const { result, events } of starts) {
+      expect(result).toEqual(await storage.conversations.find(result.id));
+      expect(events).toEqual([{ event: event(result), deliveries: 1 }]);
+    }
+    const now = Date.now() + 10;
+    const claimed = await storage.outbox.settle([], { now, limit: 50, leaseUntil: now + 60_000 });
+    expect(claimed.map((row) => JSON.parse(row.payload).data.id).sort()).toEqual(starts.map((s) => s.result.id).sort());
+    // The one seeded() started, and these 20.
+    const [day] = await storage.analytics.daily({ chatbot_ids: [bot.id], since: NOW, until: NOW });
+    expect(day!.conversations).toBe(21);
+  });
+
+  it("starts nothing for a chatbot that is gone: no conversation, no outbox rows", async () => {
+    const { storage, org, conversation } = await seeded();
+    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["conversation_started"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const event = (c: { id: number }): DomainEvent => ({ name: "conversation_started", organizationId: org.id, data: { id: c.id } as never });
+    await expect(storage.conversations.start(conversation({ chatbot_id: 999_999 }), event)).rejects.toThrow();
+    expect(await storage.outbox.settle([], { now: Date.now() + 1, limit: 10, leaseUntil: Date.now() + 60_000 })).toEqual([]);
+  });
+
   it("rolls a write back when its event cannot be built: no row, no outbox rows", async () => {
     const { storage, conversation } = await seeded();
     const fail = () => {

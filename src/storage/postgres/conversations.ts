@@ -13,7 +13,7 @@ import type {
 import { likePattern } from "../../core/like-pattern.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { chargeCredits } from "./credits.js";
-import { recordEvent } from "./events.js";
+import { fanOutSql, fanOutValues, recordEvent } from "./events.js";
 import type { PgQuestionKeying } from "./question-keys.js";
 
 const RECORD = `c.id, c.chatbot_id, c.session_id, c.visitor_id, c.visitor_name, c.visitor_email, c.visitor_phone, c.metadata,
@@ -33,10 +33,19 @@ const PAGE_FILTERS = (r: number, t: number) => `${FILTERS}
     OR ($${r} <> 'unrated' AND EXISTS (SELECT 1 FROM messages x WHERE x.conversation_id = c.id AND NOT x.regenerated AND x.rating = $${r})))
   AND ($${t}::text IS NULL OR EXISTS (SELECT 1 FROM messages y WHERE y.conversation_id = c.id AND NOT y.regenerated AND y.content ILIKE $${t} ESCAPE '\\'))`;
 
-const insert = statement(
-  "conversations_insert",
-  `INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at, ended_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+const nextId = statement("conversations_next_id", "SELECT nextval('conversations_id_seq')::int AS id");
+/*
+ * A conversation and its `conversation_started` outbox rows are one statement, committed on its own: the
+ * analytics trigger's row for the chatbot's day, which every start of that chatbot updates, stays locked
+ * only until that commit, not across a transaction's round trips and the event loop's turns between them.
+ * The id is taken first, so the event's payload can carry it.
+ */
+const insertStarted = statement(
+  "conversations_insert_started",
+  `WITH c AS (
+     INSERT INTO conversations (id, chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at, ended_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+   ) ${fanOutSql(16)}`,
 );
 const byId = statement("conversations_by_id", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1`);
 // Every write to a conversation locks its row first: a turn and an end (or two turns) on one
@@ -174,29 +183,32 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
     typeof result === "object" && result !== null && "events" in result ? queued(result as T & { events: RecordedEvent[] }) : result;
 
   return {
-    start: async (conversation, event) =>
-      queued(
-        await transaction(pool, async (tx) => {
-          const { id } = (await one<{ id: number }>(tx, insert, [
-            conversation.chatbot_id,
-            conversation.session_id,
-            conversation.visitor_id,
-            conversation.visitor_name,
-            conversation.visitor_email,
-            conversation.visitor_phone,
-            conversation.metadata,
-            conversation.source,
-            conversation.source_url,
-            conversation.ip,
-            conversation.country,
-            conversation.started_at,
-            conversation.last_message_at,
-            conversation.ended_at,
-          ]))!;
-          const stored = (await find(tx, id))!;
-          return { result: stored, events: [await recordEvent(tx, encode, event(stored))] };
-        }),
-      ),
+    async start(conversation, event) {
+      const { id } = (await one<{ id: number }>(pool, nextId))!;
+      // Everything the stored row holds is known here, so it is not read back.
+      const stored: ConversationRecord = { id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null };
+      const started = event(stored);
+      const c = conversation;
+      const deliveries = await run(pool, insertStarted, [
+        id,
+        c.chatbot_id,
+        c.session_id,
+        c.visitor_id,
+        c.visitor_name,
+        c.visitor_email,
+        c.visitor_phone,
+        c.metadata,
+        c.source,
+        c.source_url,
+        c.ip,
+        c.country,
+        c.started_at,
+        c.last_message_at,
+        c.ended_at,
+        ...fanOutValues(encode, started),
+      ]);
+      return queued({ result: stored, events: [{ event: started, deliveries }] });
+    },
 
     find: (id) => find(pool, id),
 

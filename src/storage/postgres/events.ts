@@ -8,13 +8,20 @@ import { run, statement, type Queryable } from "./client.js";
  * organisation subscribed to it, each with its own Standard Webhooks id. Event
  * names are distinct words, so the quoted name is found only in hooks listing it.
  * Ids start with the time (as on SQLite), so new rows append to the message_id index.
+ * Its eight parameters are numbered from `p`, so it can follow another write in one statement.
  */
-const fanOut = statement(
-  "outbox_fan_out",
+export const fanOutSql = (p: number) =>
   `INSERT INTO webhook_deliveries (webhook_id, message_id, event, payload, conversation_id, status, attempts, next_attempt_at, created_at, updated_at)
-   SELECT id, 'msg_' || $8 || left(replace(gen_random_uuid()::text, '-', ''), 20), $2, $3, $7::int, 'pending', 0, $4, $5, $5
-     FROM webhooks WHERE organization_id = $1 AND is_active AND strpos(events, $6) > 0`,
-);
+   SELECT id, 'msg_' || $${p + 7} || left(replace(gen_random_uuid()::text, '-', ''), 20), $${p + 1}, $${p + 2}, $${p + 6}::int, 'pending', 0, $${p + 3}, $${p + 4}, $${p + 4}
+     FROM webhooks WHERE organization_id = $${p} AND is_active AND strpos(events, $${p + 5}) > 0`;
+
+/** The values of {@link fanOutSql} for `event`, in its parameters' order. */
+export function fanOutValues(encode: OutboxEncoder, event: DomainEvent): unknown[] {
+  const now = new Date();
+  return [event.organizationId, event.name, encode(event.name, event.data), now.getTime(), now.toISOString(), `"${event.name}"`, conversationOf(event), timePrefix(now.getTime())];
+}
+
+const fanOut = statement("outbox_fan_out", fanOutSql(1));
 
 /**
  * Writes an event's outbox rows inside the transaction that caused it.
@@ -23,8 +30,5 @@ const fanOut = statement(
  * const recorded = await recordEvent(tx, encode, event, () => outbox.queued());
  */
 export async function recordEvent(tx: Queryable, encode: OutboxEncoder, event: DomainEvent): Promise<RecordedEvent> {
-  const now = new Date();
-  const iso = now.toISOString();
-  const deliveries = await run(tx, fanOut, [event.organizationId, event.name, encode(event.name, event.data), now.getTime(), iso, `"${event.name}"`, conversationOf(event), timePrefix(now.getTime())]);
-  return { event, deliveries };
+  return { event, deliveries: await run(tx, fanOut, fanOutValues(encode, event)) };
 }
