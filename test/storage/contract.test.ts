@@ -70,6 +70,38 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect(await storage.conversations.countMessages(open.id)).toBe(10);
   });
 
+  it("keeps each turn's question and answer together when turns of one conversation race, and answers them as stored", async () => {
+    const { storage, org, bot, open } = await seeded();
+    const event = ({ user }: { user: { id: number } }): DomainEvent => ({ name: "message_received", organizationId: org.id, data: { id: user.id } as never });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, turn(org.id, i), event)));
+    const rows = await storage.conversations.messages(open.id);
+    expect(rows.map((r) => r.role)).toEqual(Array.from({ length: 10 }, () => ["user", "assistant"]).flat());
+    for (let n = 0; n < rows.length; n += 2) expect(rows[n + 1]!.content).toBe(`<p>answer ${rows[n]!.content.split(" ")[1]}</p>`);
+    for (const result of results) {
+      if ("refused" in result) throw new Error(`refused: ${result.refused}`);
+      expect(result.result.user).toEqual(await storage.conversations.findMessage(open.id, result.result.user.id));
+      expect(result.result.assistant).toEqual(await storage.conversations.findMessage(open.id, result.result.assistant.id));
+      expect(result.result.conversation).toEqual({ ...(await storage.conversations.find(open.id)), last_message_at: NOW });
+    }
+  });
+
+  it("counts a fallback turn in the day's analytics and lists its question among the unanswered", async () => {
+    const { storage, org, bot, open } = await seeded();
+    const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
+    const modelTurn = (question: string, cannot_answer: boolean) => ({
+      ...turn(org.id),
+      user: { role: "user" as const, content: question, created_at: NOW },
+      assistant: { role: "assistant" as const, content: "<p>reply</p>", model: "extractive", cannot_answer, created_at: NOW },
+    });
+    await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, modelTurn("  Where is the refund form?  ", true), event);
+    await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, modelTurn("How do I install it?", false), event);
+    const scope = { chatbot_ids: [bot.id], since: NOW, until: NOW };
+    const [day] = await storage.analytics.daily(scope);
+    expect(day).toMatchObject({ conversations: 1, visitor_messages: 2, answered: 1, cannot_answer: 1 });
+    const unanswered = await storage.analytics.unanswered(scope);
+    expect(unanswered).toMatchObject([{ question: "Where is the refund form?", key: questionKey("Where is the refund form?"), count: 1, cannot_answer: 1 }]);
+  });
+
   it("refuses a turn for an aborted caller, another chatbot's conversation or an ended one, storing and charging nothing", async () => {
     const { storage, org, bot, open } = await seeded();
     const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;

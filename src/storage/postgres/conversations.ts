@@ -8,11 +8,13 @@ import type {
   NewMessage,
   OutboxEncoder,
   RecordedEvent,
+  StoredTurn,
   TurnRefusal,
+  WithEvents,
 } from "../../core/storage/index.js";
 import { likePattern } from "../../core/like-pattern.js";
-import { all, one, run, statement, transaction, type Queryable } from "./client.js";
-import { chargeCredits } from "./credits.js";
+import { all, one, run, statement, transaction, type Queryable, type Statement } from "./client.js";
+import { CHARGE, chargeCredits, creditStatus } from "./credits.js";
 import { fanOutSql, fanOutValues, recordEvent } from "./events.js";
 import type { PgQuestionKeying } from "./question-keys.js";
 
@@ -92,10 +94,10 @@ const MESSAGE_VALUES = (n: number) => `($1, $${n}, $${n + 1}, $${n + 2}, $${n + 
  * Counts the documents a stored reply's `sources` (parameter `$n`) cite, one per document
  * name, for the sources report; a message without sources inserts nothing.
  */
-const CITE = (sources: number, at: number) => `s AS (
+const CITE = (sources: number, at: number, when = "true") => `s AS (
      INSERT INTO source_citations (chatbot_id, name, cited, last_cited_at)
      SELECT (SELECT chatbot_id FROM conversations WHERE id = $1), name, 1, $${at}
-       FROM (SELECT DISTINCT e->>'name' AS name FROM jsonb_array_elements($${sources}::jsonb) e) cited WHERE name IS NOT NULL
+       FROM (SELECT DISTINCT e->>'name' AS name FROM jsonb_array_elements($${sources}::jsonb) e) cited WHERE name IS NOT NULL AND ${when}
      ON CONFLICT (chatbot_id, name) DO UPDATE SET cited = source_citations.cited + 1, last_cited_at = excluded.last_cited_at
    )`;
 // Storing messages, counting the reply's citations and moving `last_message_at` to the last one's time is one statement.
@@ -107,13 +109,31 @@ const insertMessage = statement(
    ), t AS (UPDATE conversations SET last_message_at = $9 WHERE id = $1), ${CITE(4, 9)}
    SELECT * FROM m`,
 );
-const insertTurn = statement(
-  "messages_insert_turn",
-  `WITH m AS (
-     INSERT INTO messages (conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
-     VALUES ${MESSAGE_VALUES(2)}, ${MESSAGE_VALUES(10)} RETURNING ${MESSAGE}
-   ), t AS (UPDATE conversations SET last_message_at = $17 WHERE id = $1), ${CITE(12, 17)}
-   SELECT * FROM m ORDER BY id`,
+/*
+ * A turn locks its conversation and takes its two message ids (after the lock, so a conversation's
+ * messages keep the order they were stored in), then writes everything else in one statement just
+ * before COMMIT: the charge and the analytics trigger lock rows every turn of the organisation and the
+ * chatbot updates, held from that statement to the commit instead of across the transaction's round trips.
+ */
+const lockForTurn = statement(
+  "conversations_lock_for_turn",
+  `WITH c AS (SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1 FOR UPDATE OF c)
+   SELECT c.*, i.ids FROM c, LATERAL (SELECT array_agg(nextval('messages_id_seq')::int) AS ids FROM generate_series(1, 2) WHERE c.id IS NOT NULL) i`,
+);
+// The reply's unanswered_questions row, when it is a fallback, is inserted here with its key; the trigger's own insert then finds it.
+// Citations wait for the charge: an organisation's turns queue on its credit row before they lock any document's citation row.
+const writeTurn = statement(
+  "conversations_write_turn",
+  `WITH ${CHARGE(2, 3, 4)},
+   m AS (
+     INSERT INTO messages (id, conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
+     VALUES ($6, $1, $7, $8, $9, $10, $11, $12, $13, $14), ($15, $1, $16, $17, $18, $19, $20, $21, $22, $23)
+   ), t AS (UPDATE conversations SET last_message_at = $5 WHERE id = $1), ${CITE(18, 5, "EXISTS (SELECT 1 FROM charge)")},
+   q AS (
+     INSERT INTO unanswered_questions (reply_id, chatbot_id, conversation_id, asked_at, cannot_answer, bad_rating, question, question_key)
+     SELECT $15, $26, $1, $23, true, false, $24, $25 WHERE $24::text IS NOT NULL
+   ), f AS (${fanOutSql(27)} RETURNING 1)
+   SELECT month, credits_used, credits_max, (SELECT count(*)::int FROM f) AS deliveries FROM charge`,
 );
 
 const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
@@ -123,15 +143,25 @@ const messageValues = (m: NewMessage) => [m.role, m.content, m.sources ?? "[]", 
 /** Stores a message and moves the conversation's `last_message_at` to its time. */
 const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) => (await one<MessageRecord>(tx, insertMessage, [conversationId, ...messageValues(m)]))!;
 
-/** Stores the visitor's message and the reply, and moves `last_message_at` to the reply's time. */
-const storeTwo = async (tx: Queryable, conversationId: number, user: NewMessage, assistant: NewMessage) => {
-  const [u, a] = await all<MessageRecord>(tx, insertTurn, [conversationId, ...messageValues(user), ...messageValues(assistant)]);
-  return { user: u!, assistant: a! };
-};
+/** A message as stored with id `id`: what the row holds, so it is not read back. */
+const storedMessage = (id: number, conversationId: number, m: NewMessage): MessageRecord => ({
+  id,
+  conversation_id: conversationId,
+  role: m.role,
+  content: m.content,
+  sources: m.sources ?? "[]",
+  model: m.model ?? null,
+  response_ms: m.response_ms ?? null,
+  rating: null,
+  regenerated: false,
+  cannot_answer: m.cannot_answer ?? false,
+  agent_name: m.agent_name ?? null,
+  created_at: m.created_at,
+});
 
-/** Locks the conversation and re-checks what the caller checked before its transaction. */
-async function recheck(tx: Queryable, ref: ConversationRef): Promise<ConversationRecord | TurnRefusal> {
-  const conversation = await one<ConversationRecord>(tx, lock, [ref.id]);
+/** Locks the conversation (with `locking`, whose row may carry more) and re-checks what the caller checked before its transaction. */
+async function recheck<R extends ConversationRecord>(tx: Queryable, ref: ConversationRef, locking: Statement): Promise<R | TurnRefusal> {
+  const conversation = await one<R>(tx, locking, [ref.id]);
   if (
     !conversation ||
     (ref.chatbot_id !== undefined && conversation.chatbot_id !== ref.chatbot_id) ||
@@ -151,11 +181,16 @@ class Refused {
 }
 
 /** Runs a conversation write: aborted callers are refused before it begins; a {@link Refused} rolls it back. */
-async function write<T>(pool: pg.Pool, ref: ConversationRef, fn: (tx: pg.PoolClient, conversation: ConversationRecord) => Promise<T>): Promise<T | TurnRefusal> {
+async function write<T, R extends ConversationRecord = ConversationRecord>(
+  pool: pg.Pool,
+  ref: ConversationRef,
+  fn: (tx: pg.PoolClient, conversation: R) => Promise<T>,
+  locking: Statement = lock,
+): Promise<T | TurnRefusal> {
   if (ref.signal?.aborted) return { refused: "aborted" };
   try {
     return await transaction(pool, async (tx) => {
-      const conversation = await recheck(tx, ref);
+      const conversation = await recheck<R>(tx, ref, locking);
       if (isRefusal(conversation)) throw new Refused(conversation);
       return fn(tx, conversation);
     });
@@ -265,15 +300,38 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
 
     storeTurn: async (ref, turn, event) =>
       queuedIfWritten(
-        await write(pool, ref, async (tx, conversation) => {
-          const credits = await charged(tx, turn.charge);
-          const { user, assistant } = await storeTwo(tx, conversation.id, turn.user, turn.assistant);
-          // A fallback got an unanswered_questions row from its trigger: keyed before commit.
-          if (assistant.cannot_answer) await keying.keyReply(tx, assistant.id);
-          const updated = { ...conversation, last_message_at: assistant.created_at };
-          const recorded = await recordEvent(tx, encode, event({ conversation: updated, user }));
-          return { result: { conversation: updated, user, assistant, credits }, events: [recorded] };
-        }),
+        await write<WithEvents<StoredTurn>, ConversationRecord & { ids: number[] }>(
+          pool,
+          ref,
+          async (tx, { ids, ...conversation }) => {
+            const [userId, assistantId] = ids.sort((a, b) => a - b) as [number, number];
+            const user = storedMessage(userId, conversation.id, turn.user);
+            const assistant = storedMessage(assistantId, conversation.id, turn.assistant);
+            const updated = { ...conversation, last_message_at: assistant.created_at };
+            const recorded = event({ conversation: updated, user });
+            const fallback = assistant.cannot_answer ? keying.keyed(user.content) : undefined;
+            const { organization_id, month, cost } = turn.charge;
+            const written = await one<CreditRecord & { deliveries: number }>(tx, writeTurn, [
+              conversation.id,
+              organization_id,
+              month,
+              cost,
+              assistant.created_at,
+              userId,
+              ...messageValues(turn.user),
+              assistantId,
+              ...messageValues(turn.assistant),
+              fallback?.question ?? null,
+              fallback?.key ?? null,
+              conversation.chatbot_id,
+              ...fanOutValues(encode, recorded),
+            ]);
+            if (!written) throw new Refused({ refused: "credits", credits: (await creditStatus(tx, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } });
+            const { deliveries, ...credits } = written;
+            return { result: { conversation: updated, user, assistant, credits }, events: [{ event: recorded, deliveries }] };
+          },
+          lockForTurn,
+        ),
       ),
 
     storeRegeneration: (ref, replaces, reply, charge) =>

@@ -12,17 +12,19 @@ const setMonthly = statement("credits_set_monthly", "UPDATE organizations SET cr
  * The charge is one conditional upsert: the month's row is created or incremented
  * only while the organisation has credits left and the cost fits. ON CONFLICT
  * locks the row and re-checks the condition on its latest version, so instances
- * charging at once queue on it and never spend past the limit.
+ * charging at once queue on it and never spend past the limit. As two CTEs (`org`
+ * and `charge`, its answer), with their parameters' numbers, so a turn's write can
+ * charge in the same statement.
  */
-const charge = statement(
-  "credits_charge",
-  `WITH org AS (SELECT credits_monthly FROM organizations WHERE id = $1)
-   INSERT INTO credit_ledger AS l (organization_id, month, credits_used)
-     SELECT $1, $2, $3 FROM org WHERE org.credits_monthly > 0 AND $3 <= org.credits_monthly
-   ON CONFLICT (organization_id, month) DO UPDATE SET credits_used = l.credits_used + excluded.credits_used
-     WHERE l.credits_used < (SELECT credits_monthly FROM org) AND l.credits_used + excluded.credits_used <= (SELECT credits_monthly FROM org)
-   RETURNING l.month, l.credits_used, (SELECT credits_monthly FROM org) AS credits_max`,
-);
+export const CHARGE = (org: number, month: number, cost: number) => `org AS (SELECT credits_monthly FROM organizations WHERE id = $${org}),
+   charge AS (
+     INSERT INTO credit_ledger AS l (organization_id, month, credits_used)
+       SELECT $${org}, $${month}, $${cost} FROM org WHERE org.credits_monthly > 0 AND $${cost} <= org.credits_monthly
+     ON CONFLICT (organization_id, month) DO UPDATE SET credits_used = l.credits_used + excluded.credits_used
+       WHERE l.credits_used < (SELECT credits_monthly FROM org) AND l.credits_used + excluded.credits_used <= (SELECT credits_monthly FROM org)
+     RETURNING l.month, l.credits_used, (SELECT credits_monthly FROM org) AS credits_max
+   )`;
+const charge = statement("credits_charge", `WITH ${CHARGE(1, 2, 3)} SELECT * FROM charge`);
 
 export const creditStatus = (q: Queryable, organizationId: number, month: string) => one<CreditRecord>(q, status, [organizationId, month]);
 

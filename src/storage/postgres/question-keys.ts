@@ -26,6 +26,11 @@ const setKeys = statement(
  */
 export function createPgQuestionKeying(pool: pg.Pool, questionKey: StorageOptions["questionKey"]) {
   return {
+    /** The question and key a row for a reply to the visitor message `content` holds (for a write that adds the row itself). */
+    keyed(content: string): { question: string; key: string } {
+      const question = content.trim();
+      return { question, key: questionKey(question) };
+    },
     /** Inside the transaction that stored or rated reply `replyId`: keys its row, if it has one without a key. */
     async keyReply(tx: Queryable, replyId: number) {
       const row = await one<{ question: string }>(tx, replyQuestion, [replyId]);
