@@ -1,7 +1,7 @@
 // The behaviour every storage engine must share, run against each engine through
 // core/storage's interfaces only. An engine joins by adding an entry to ENGINES.
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DomainEvent } from "../../src/core/events.js";
 import type { NewConversation, Storage, StorageOptions } from "../../src/core/storage/index.js";
 import { openPostgresStorage } from "../../src/storage/postgres/index.js";
@@ -85,6 +85,27 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     }
   });
 
+  it("fans a turn's message_received out with the visitor message's id, and the visitor's text as sent, whatever numbers it holds", async () => {
+    const { storage, org, bot, open } = await seeded();
+    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["message_received"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const event = ({ user }: { user: { id: number; content: string } }): DomainEvent => ({
+      name: "message_received",
+      organizationId: org.id,
+      data: { id: user.id, content: user.content } as never,
+    });
+    // PostgreSQL encodes the payload before the message has its id, with a placeholder number: here the
+    // first one drawn is in the visitor's text, so another must be drawn.
+    const content = `Order ${2 ** 52} and ${2 ** 52 + 1}`;
+    vi.spyOn(Math, "random").mockReturnValueOnce(0);
+    const stored = await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, { ...turn(org.id), user: { role: "user", content, created_at: NOW } }, event);
+    vi.restoreAllMocks();
+    if ("refused" in stored) throw new Error(`refused: ${stored.refused}`);
+    expect(stored.events).toEqual([{ event: event(stored.result), deliveries: 1 }]);
+    const now = Date.now() + 10;
+    const [row] = await storage.outbox.settle([], { now, limit: 10, leaseUntil: now + 60_000 });
+    expect(JSON.parse(row!.payload)).toEqual({ event: "message_received", data: { id: stored.result.user.id, content } });
+  });
+
   it("counts a fallback turn in the day's analytics and lists its question among the unanswered", async () => {
     const { storage, org, bot, open } = await seeded();
     const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
@@ -112,6 +133,28 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     expect(await storage.conversations.storeTurn({ id: open.id, chatbot_id: bot.id }, turn(org.id), event)).toEqual({ refused: "ended" });
     expect((await storage.credits.status(org.id, "2026-01"))!.credits_used).toBe(0);
     expect(await storage.conversations.countMessages(open.id)).toBe(0);
+  });
+
+  it("stores a turn racing the conversation's end before the end, or refuses it as ended and charges nothing", async () => {
+    const { storage, org, bot, conversation, started } = await seeded();
+    const event = () => ({ name: "message_received", organizationId: org.id, data: {} as never }) as DomainEvent;
+    let stored = 0;
+    for (let i = 0; i < 12; i++) {
+      const { result: c } = await storage.conversations.start(conversation(), started);
+      const [turned, ended] = await Promise.all([
+        storage.conversations.storeTurn({ id: c.id, chatbot_id: bot.id }, turn(org.id, i), event),
+        storage.conversations.end(c.id, NOW, () => ({ name: "conversation_ended", organizationId: org.id, data: {} as never })),
+      ]);
+      if ("refused" in turned) {
+        expect(turned).toEqual({ refused: "ended" });
+        expect(ended!.result.message_count).toBe(0);
+      } else {
+        stored++;
+        expect(ended!.result.message_count).toBe(2);
+      }
+      expect(await storage.conversations.countMessages(c.id)).toBe(ended!.result.message_count);
+    }
+    expect((await storage.credits.status(org.id, "2026-01"))!.credits_used).toBe(stored);
   });
 
   it("ends a conversation once: a second end records no event", async () => {

@@ -8,12 +8,11 @@ import type {
   NewMessage,
   OutboxEncoder,
   RecordedEvent,
-  StoredTurn,
   TurnRefusal,
-  WithEvents,
 } from "../../core/storage/index.js";
+import type { DomainEvent } from "../../core/events.js";
 import { likePattern } from "../../core/like-pattern.js";
-import { all, one, run, statement, transaction, type Queryable, type Statement } from "./client.js";
+import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { CHARGE, chargeCredits, creditStatus } from "./credits.js";
 import { fanOutSql, fanOutValues, recordEvent } from "./events.js";
 import type { PgQuestionKeying } from "./question-keys.js";
@@ -110,30 +109,41 @@ const insertMessage = statement(
    SELECT * FROM m`,
 );
 /*
- * A turn locks its conversation and takes its two message ids (after the lock, so a conversation's
- * messages keep the order they were stored in), then writes everything else in one statement just
- * before COMMIT: the charge and the analytics trigger lock rows every turn of the organisation and the
- * chatbot updates, held from that statement to the commit instead of across the transaction's round trips.
+ * A turn is one statement, committed on its own: it locks the conversation (refusing an ended one,
+ * or one of another chatbot or organisation), takes the two message ids after the lock (so a
+ * conversation's messages keep the order they were stored in), charges (writing nothing more when
+ * the credits do not allow it), stores both messages, moves `last_message_at`, counts the reply's
+ * citations, inserts a fallback's unanswered_questions row with its key (the trigger's own insert
+ * then finds it) and fans `message_received` out. The organisation's credit row, the chatbot's
+ * analytics row and the citation rows every turn updates are held only until that commit, not
+ * across a transaction's round trips and the event loop's turns between them. The event's payload
+ * is encoded before the visitor message has its id, with a placeholder number ($26) the statement
+ * replaces. Citations wait for the messages, and so for the charge: an organisation's turns queue on
+ * its credit row before they lock any document's citation row.
  */
-const lockForTurn = statement(
-  "conversations_lock_for_turn",
-  `WITH c AS (SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1 FOR UPDATE OF c)
-   SELECT c.*, i.ids FROM c, LATERAL (SELECT array_agg(nextval('messages_id_seq')::int) AS ids FROM generate_series(1, 2) WHERE c.id IS NOT NULL) i`,
-);
-// The reply's unanswered_questions row, when it is a fallback, is inserted here with its key; the trigger's own insert then finds it.
-// Citations wait for the charge: an organisation's turns queue on its credit row before they lock any document's citation row.
 const writeTurn = statement(
   "conversations_write_turn",
-  `WITH ${CHARGE(2, 3, 4)},
+  `WITH conv AS (
+     SELECT c.id, c.chatbot_id FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id
+      WHERE c.id = $1 AND c.ended_at IS NULL AND ($24::int IS NULL OR c.chatbot_id = $24) AND ($25::int IS NULL OR b.organization_id = $25)
+        FOR UPDATE OF c
+   ), ids AS (SELECT nextval('messages_id_seq')::int AS id FROM conv, generate_series(1, 2)),
+   pair AS (SELECT min(id) AS u, max(id) AS a FROM ids HAVING count(*) = 2),
+   ${CHARGE(2, 3, 4, "EXISTS (SELECT 1 FROM pair)")},
    m AS (
      INSERT INTO messages (id, conversation_id, role, content, sources, model, response_ms, cannot_answer, agent_name, created_at)
-     VALUES ($6, $1, $7, $8, $9, $10, $11, $12, $13, $14), ($15, $1, $16, $17, $18, $19, $20, $21, $22, $23)
-   ), t AS (UPDATE conversations SET last_message_at = $5 WHERE id = $1), ${CITE(18, 5, "EXISTS (SELECT 1 FROM charge)")},
+     SELECT v.* FROM pair, charge, LATERAL (VALUES
+       (pair.u, $1::int, $6::text, $7::text, $8::text, $9::text, $10::int, $11::boolean, $12::text, $13::text),
+       (pair.a, $1::int, $14::text, $15::text, $16::text, $17::text, $18::int, $19::boolean, $20::text, $21::text)) v
+     RETURNING id
+   ), t AS (UPDATE conversations SET last_message_at = $5 WHERE id = $1 AND EXISTS (SELECT 1 FROM m)),
+   ${CITE(16, 5, "EXISTS (SELECT 1 FROM m)")},
    q AS (
      INSERT INTO unanswered_questions (reply_id, chatbot_id, conversation_id, asked_at, cannot_answer, bad_rating, question, question_key)
-     SELECT $15, $26, $1, $23, true, false, $24, $25 WHERE $24::text IS NOT NULL
-   ), f AS (${fanOutSql(27)} RETURNING 1)
-   SELECT month, credits_used, credits_max, (SELECT count(*)::int FROM f) AS deliveries FROM charge`,
+     SELECT pair.a, conv.chatbot_id, $1, $21, true, false, $22, $23 FROM pair, conv WHERE $22::text IS NOT NULL AND EXISTS (SELECT 1 FROM m)
+   ), f AS (${fanOutSql(27, { payload: "replace($29, $26, pair.u::text)", from: ", pair", when: "EXISTS (SELECT 1 FROM m)" })} RETURNING 1)
+   SELECT (SELECT count(*)::int FROM conv) AS open, pair.u, pair.a, charge.month, charge.credits_used, charge.credits_max, (SELECT count(*)::int FROM f) AS deliveries
+     FROM (SELECT) one LEFT JOIN pair ON true LEFT JOIN charge ON true`,
 );
 
 const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
@@ -159,9 +169,8 @@ const storedMessage = (id: number, conversationId: number, m: NewMessage): Messa
   created_at: m.created_at,
 });
 
-/** Locks the conversation (with `locking`, whose row may carry more) and re-checks what the caller checked before its transaction. */
-async function recheck<R extends ConversationRecord>(tx: Queryable, ref: ConversationRef, locking: Statement): Promise<R | TurnRefusal> {
-  const conversation = await one<R>(tx, locking, [ref.id]);
+/** Why a write to `conversation` as `ref` addresses it is refused: gone (or another chatbot's or organisation's), or ended. */
+function refusalOf(conversation: ConversationRecord | undefined, ref: ConversationRef): TurnRefusal | undefined {
   if (
     !conversation ||
     (ref.chatbot_id !== undefined && conversation.chatbot_id !== ref.chatbot_id) ||
@@ -170,7 +179,13 @@ async function recheck<R extends ConversationRecord>(tx: Queryable, ref: Convers
     return { refused: "missing" };
   }
   if (conversation.ended_at !== null) return { refused: "ended" };
-  return conversation;
+  return undefined;
+}
+
+/** Locks the conversation and re-checks what the caller checked before its transaction. */
+async function recheck(tx: Queryable, ref: ConversationRef): Promise<ConversationRecord | TurnRefusal> {
+  const conversation = await one<ConversationRecord>(tx, lock, [ref.id]);
+  return refusalOf(conversation, ref) ?? conversation!;
 }
 
 const isRefusal = (value: object): value is TurnRefusal => "refused" in value;
@@ -181,16 +196,11 @@ class Refused {
 }
 
 /** Runs a conversation write: aborted callers are refused before it begins; a {@link Refused} rolls it back. */
-async function write<T, R extends ConversationRecord = ConversationRecord>(
-  pool: pg.Pool,
-  ref: ConversationRef,
-  fn: (tx: pg.PoolClient, conversation: R) => Promise<T>,
-  locking: Statement = lock,
-): Promise<T | TurnRefusal> {
+async function write<T>(pool: pg.Pool, ref: ConversationRef, fn: (tx: pg.PoolClient, conversation: ConversationRecord) => Promise<T>): Promise<T | TurnRefusal> {
   if (ref.signal?.aborted) return { refused: "aborted" };
   try {
     return await transaction(pool, async (tx) => {
-      const conversation = await recheck<R>(tx, ref, locking);
+      const conversation = await recheck(tx, ref);
       if (isRefusal(conversation)) throw new Refused(conversation);
       return fn(tx, conversation);
     });
@@ -240,7 +250,7 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         c.started_at,
         c.last_message_at,
         c.ended_at,
-        ...fanOutValues(encode, started),
+        ...fanOutValues(started, encode(started.name, started.data)),
       ]);
       return queued({ result: stored, events: [{ event: started, deliveries }] });
     },
@@ -298,41 +308,42 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
       });
     },
 
-    storeTurn: async (ref, turn, event) =>
-      queuedIfWritten(
-        await write<WithEvents<StoredTurn>, ConversationRecord & { ids: number[] }>(
-          pool,
-          ref,
-          async (tx, { ids, ...conversation }) => {
-            const [userId, assistantId] = ids.sort((a, b) => a - b) as [number, number];
-            const user = storedMessage(userId, conversation.id, turn.user);
-            const assistant = storedMessage(assistantId, conversation.id, turn.assistant);
-            const updated = { ...conversation, last_message_at: assistant.created_at };
-            const recorded = event({ conversation: updated, user });
-            const fallback = assistant.cannot_answer ? keying.keyed(user.content) : undefined;
-            const { organization_id, month, cost } = turn.charge;
-            const written = await one<CreditRecord & { deliveries: number }>(tx, writeTurn, [
-              conversation.id,
-              organization_id,
-              month,
-              cost,
-              assistant.created_at,
-              userId,
-              ...messageValues(turn.user),
-              assistantId,
-              ...messageValues(turn.assistant),
-              fallback?.question ?? null,
-              fallback?.key ?? null,
-              conversation.chatbot_id,
-              ...fanOutValues(encode, recorded),
-            ]);
-            if (!written) throw new Refused({ refused: "credits", credits: (await creditStatus(tx, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } });
-            const { deliveries, ...credits } = written;
-            return { result: { conversation: updated, user, assistant, credits }, events: [{ event: recorded, deliveries }] };
-          },
-          lockForTurn,
-        ),
-      ),
+    async storeTurn(ref, turn, event) {
+      if (ref.signal?.aborted) return { refused: "aborted" };
+      const conversation = await find(pool, ref.id);
+      const early = refusalOf(conversation, ref);
+      if (early) return early;
+      const updated = { ...conversation!, last_message_at: turn.assistant.created_at };
+      const visitorMessage = (id: number) => storedMessage(id, updated.id, turn.user);
+      const drafted = withIdPlaceholder((id) => event({ conversation: updated, user: visitorMessage(id) }), encode);
+      const fallback = turn.assistant.cannot_answer ? keying.keyed(turn.user.content) : undefined;
+      const { organization_id, month, cost } = turn.charge;
+      // A caller that gave up meanwhile (the read above may have waited for a connection) gets nothing written.
+      if (ref.signal?.aborted) return { refused: "aborted" };
+      const written = (await one<{ open: number; u: number | null; a: number | null; deliveries: number } & Partial<CreditRecord>>(pool, writeTurn, [
+        updated.id,
+        organization_id,
+        month,
+        cost,
+        updated.last_message_at,
+        ...messageValues(turn.user),
+        ...messageValues(turn.assistant),
+        fallback?.question ?? null,
+        fallback?.key ?? null,
+        ref.chatbot_id ?? null,
+        ref.organization_id ?? null,
+        drafted.placeholder,
+        ...fanOutValues(drafted.event, drafted.payload),
+      ]))!;
+      if (written.open === 0) return refusalOf(await find(pool, ref.id), ref) ?? { refused: "missing" };
+      if (written.credits_used == null) {
+        return { refused: "credits", credits: (await creditStatus(pool, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } };
+      }
+      const user = visitorMessage(written.u!);
+      const assistant = storedMessage(written.a!, updated.id, turn.assistant);
+      const credits = { month: written.month!, credits_used: written.credits_used, credits_max: written.credits_max! };
+      return queued({ result: { conversation: updated, user, assistant, credits }, events: [{ event: event({ conversation: updated, user }), deliveries: written.deliveries }] });
+    },
 
     storeRegeneration: (ref, replaces, reply, charge) =>
       write(pool, ref, async (tx, conversation) => {
@@ -365,4 +376,21 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         }),
       ),
   };
+}
+
+/**
+ * An event whose encoded payload may carry an id the statement assigns: built and encoded with a
+ * placeholder number for it, one that occurs nowhere else in the payload (a visitor may type any
+ * number, so another is drawn when it does), for the statement to replace.
+ */
+function withIdPlaceholder(build: (id: number) => DomainEvent, encode: OutboxEncoder): { placeholder: string; event: DomainEvent; payload: string } {
+  for (let tries = 0; tries < 8; tries++) {
+    // Above any id a PostgreSQL integer holds, and still exact as a JavaScript number.
+    const id = 2 ** 52 + Math.floor(Math.random() * 2 ** 51);
+    const event = build(id);
+    const payload = encode(event.name, event.data);
+    const placeholder = String(id);
+    if (payload.split(placeholder).length <= 2) return { placeholder, event, payload };
+  }
+  throw new Error("chatsvc: no placeholder for the visitor message's id is unique in the event's encoding");
 }

@@ -14,9 +14,9 @@ const setMonthly = statement("credits_set_monthly", "UPDATE organizations SET cr
  * locks the row and re-checks the condition on its latest version, so instances
  * charging at once queue on it and never spend past the limit. As two CTEs (`org`
  * and `charge`, its answer), with their parameters' numbers, so a turn's write can
- * charge in the same statement.
+ * charge in the same statement, only `when` its other CTEs allow it.
  */
-export const CHARGE = (org: number, month: number, cost: number) => `org AS (SELECT credits_monthly FROM organizations WHERE id = $${org}),
+export const CHARGE = (org: number, month: number, cost: number, when = "true") => `org AS (SELECT credits_monthly FROM organizations WHERE id = $${org} AND ${when}),
    charge AS (
      INSERT INTO credit_ledger AS l (organization_id, month, credits_used)
        SELECT $${org}, $${month}, $${cost} FROM org WHERE org.credits_monthly > 0 AND $${cost} <= org.credits_monthly
