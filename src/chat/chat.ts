@@ -225,16 +225,21 @@ export function createChat(deps: ChatDeps) {
    * A correction matching the question answers it: no retrieval, no model call.
    * Else retrieval and the model call. What goes wrong with a provider (the model, the
    * embedder, their deadline) is the provider's failure: 500 with the conversation id.
+   * `earlier` (the history a model reads) is read meanwhile: retrieval does not need it.
    */
-  const generate = async (bot: Chatbot, conversationId: number, question: string, history: PromptMessage[], options: AnswerOptions): Promise<Generated> => {
+  const generate = async (bot: Chatbot, conversationId: number, question: string, earlier: Promise<PromptMessage[]>, options: AnswerOptions): Promise<Generated> => {
     const started = performance.now();
     const spec = specOf(bot);
     const call = createCallSignal(options.signal, config.modelTimeoutMs);
-    let context: RetrievedChunk[];
+    const retrieve = async (): Promise<[MatchedCorrection | undefined, RetrievedChunk[]]> => {
+      const match = await untilAborted(corrections.find(bot.id, question), call.signal);
+      return [match, match ? [] : await untilAborted(knowledge.searchChatbot(bot.id, question, { extract: models.extractsAnswer(spec) }), call.signal)];
+    };
+    let history: PromptMessage[];
     let corrected: MatchedCorrection | undefined;
+    let context: RetrievedChunk[];
     try {
-      corrected = await untilAborted(corrections.find(bot.id, question), call.signal);
-      context = corrected ? [] : await untilAborted(knowledge.searchChatbot(bot.id, question, { extract: models.extractsAnswer(spec) }), call.signal);
+      [history, [corrected, context]] = await Promise.all([earlier, retrieve()]);
     } catch (error) {
       // The embedder is a provider (its failures are ChatsvcErrors) and the call's deadline is the model's;
       // anything else (the database) is the service's own failure and reaches the edge as that.
@@ -375,7 +380,7 @@ export function createChat(deps: ChatDeps) {
       conversationId: conversation.id,
       handledBy: "bot",
       async answer(options = {}) {
-        const history = models.readsHistory(specOf(bot)) ? await recentHistory(store, conversation.id) : [];
+        const history = models.readsHistory(specOf(bot)) ? recentHistory(store, conversation.id) : Promise.resolve([]);
         const generated = await generate(bot, conversation.id, message, history, options);
         assertStillWanted(bot, conversation.id, options.signal);
         const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };
@@ -432,7 +437,7 @@ export function createChat(deps: ChatDeps) {
       if (questionAt < 0) throw ChatsvcError.badRequest("This reply answers no visitor message, so it cannot be regenerated");
       const cost = creditCost(config, specOf(bot));
       await credits.assertAvailable(organizationId, cost);
-      const generated = await generate(bot, conversation.id, earlier[questionAt]!.content, earlier.slice(0, questionAt), options);
+      const generated = await generate(bot, conversation.id, earlier[questionAt]!.content, Promise.resolve(earlier.slice(0, questionAt)), options);
       assertStillWanted(bot, conversation.id, options.signal);
       const ref: ConversationRef = { id: conversation.id, chatbot_id: bot.id, signal: options.signal };
       const [stored, brandingRequired] = await Promise.all([
