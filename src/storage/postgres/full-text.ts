@@ -30,11 +30,17 @@ const search = plannedEachRun(
   `SELECT id FROM chunks WHERE chatbot_id = $2 AND search @@ ${QUERY}
     ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
 );
-// Every uncached word's document frequency in one round trip.
+/*
+ * Every uncached word's document frequency in one round trip, or for a word whose count is not
+ * needed (`exact` false: only whether any chunk has it), 1 when one does: that stops at the first
+ * matching chunk, where a count visits every one (a question's expansion offers tens of words,
+ * common ones among them, and only needs to know which exist).
+ */
 const frequencies = statement(
   "fulltext_frequencies",
-  `SELECT w.word, (SELECT count(*) FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word))::int AS n
-     FROM unnest($1::text[]) AS w(word)`,
+  `SELECT w.word, (CASE WHEN w.exact THEN (SELECT count(*) FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word))
+     ELSE (EXISTS (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word)))::int END)::int AS n
+     FROM unnest($1::text[], $2::boolean[]) AS w(word, exact)`,
 );
 const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks");
 
@@ -49,18 +55,23 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  * await fullText.search(bot.id, ["refund", "invoice"], 24); // [chunk ids]
  */
 export function createFullTextSearch(pool: pg.Pool) {
+  /** Exact document frequencies. */
   let cache = new Map<string, number>();
+  /** Whether any chunk has the word, for words counted only that far. */
+  let present = new Map<string, boolean>();
   let limit = 0;
   let since = -Infinity;
   let counting: Promise<void> | undefined;
-  let batch: { words: Set<string>; counted: Promise<Map<string, number>> } | undefined;
+  /** Words asked for in this turn of the event loop: true where the exact count is needed. */
+  let batch: { words: Map<string, boolean>; counted: Promise<Map<string, number>> } | undefined;
 
   const refresh = (): Promise<void> | undefined => {
     const now = Date.now();
-    if (now - since <= CACHE_MS && cache.size <= CACHE_MAX) return undefined;
+    if (now - since <= CACHE_MS && cache.size + present.size <= CACHE_MAX) return undefined;
     counting ??= (async () => {
       const n = (await one<{ n: number }>(pool, total))!.n;
       cache = new Map();
+      present = new Map();
       limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * n);
       since = now;
     })().finally(() => (counting = undefined));
@@ -69,31 +80,36 @@ export function createFullTextSearch(pool: pg.Pool) {
 
   /*
    * Words asked for in the same turn of the event loop are counted in one
-   * statement: a search asks for the words of its full-text query and for the
-   * words its expansion offers at once.
+   * statement: a search asks for the words of its full-text query (counted) and
+   * for the words its expansion offers (only whether they exist) at once.
    */
-  const count = (words: string[]): Promise<Map<string, number>> => {
+  const count = (words: string[], exact: boolean): Promise<Map<string, number>> => {
     if (!batch) {
-      const asked = new Set<string>();
+      const asked = new Map<string, boolean>();
       const counted = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         batch = undefined;
         const found = new Map<string, number>();
-        for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [[...asked]])) found.set(word, n);
-        for (const [word, n] of found) cache.set(word, n);
+        for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()]])) found.set(word, n);
+        for (const [word, n] of found) {
+          if (asked.get(word)) cache.set(word, n);
+          else present.set(word, n > 0);
+        }
         return found;
       });
       batch = { words: asked, counted };
     }
-    for (const word of words) batch.words.add(word);
+    for (const word of words) batch.words.set(word, exact || batch.words.get(word) === true);
     return batch.counted;
   };
 
+  /** Exact frequencies of `words`. */
   const documentFrequencies = async (words: string[]): Promise<Map<string, number>> => {
     await refresh();
-    const missing = words.filter((w) => !cache.has(w));
-    if (missing.length === 0) return cache;
-    const counted = await count(missing);
-    return new Map(words.map((w) => [w, cache.get(w) ?? counted.get(w) ?? 0]));
+    // Read before waiting, and the count's answer after: the cache may be started over meanwhile.
+    const known = new Map(words.map((w) => [w, cache.get(w)]));
+    const missing = words.filter((w) => known.get(w) === undefined);
+    const counted = missing.length > 0 ? await count(missing, true) : undefined;
+    return new Map(words.map((w) => [w, known.get(w) ?? counted?.get(w) ?? 0]));
   };
 
   const select = async (words: string[]): Promise<string[]> => {
@@ -114,8 +130,11 @@ export function createFullTextSearch(pool: pg.Pool) {
     },
     /** The words found in at least one chunk (of any chatbot). */
     async known(words: string[]): Promise<string[]> {
-      const counts = await documentFrequencies(words);
-      return words.filter((word) => (counts.get(word) ?? 0) > 0);
+      await refresh();
+      const known = new Map(words.map((word) => [word, cache.has(word) ? cache.get(word)! > 0 : present.get(word)]));
+      const missing = words.filter((word) => known.get(word) === undefined);
+      const counted = missing.length > 0 ? await count(missing, false) : undefined;
+      return words.filter((word) => known.get(word) ?? (counted?.get(word) ?? 0) > 0);
     },
   };
 }
