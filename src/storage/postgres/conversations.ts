@@ -148,11 +148,6 @@ const writeTurn = statement(
 
 const countOf = async (q: Queryable, conversationId: number) => (await one<{ n: number }>(q, countVisible, [conversationId]))!.n;
 
-const messageValues = (m: NewMessage) => [m.role, m.content, m.sources ?? "[]", m.model ?? null, m.response_ms ?? null, m.cannot_answer ?? false, m.agent_name ?? null, m.created_at];
-
-/** Stores a message and moves the conversation's `last_message_at` to its time. */
-const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) => (await one<MessageRecord>(tx, insertMessage, [conversationId, ...messageValues(m)]))!;
-
 /** A message as stored with id `id`: what the row holds, so it is not read back. */
 const storedMessage = (id: number, conversationId: number, m: NewMessage): MessageRecord => ({
   id,
@@ -168,6 +163,15 @@ const storedMessage = (id: number, conversationId: number, m: NewMessage): Messa
   agent_name: m.agent_name ?? null,
   created_at: m.created_at,
 });
+
+/** A new message's columns in the order the insert statements take them. */
+const messageValues = (m: NewMessage) => {
+  const row = storedMessage(0, 0, m);
+  return [row.role, row.content, row.sources, row.model, row.response_ms, row.cannot_answer, row.agent_name, row.created_at];
+};
+
+/** Stores a message and moves the conversation's `last_message_at` to its time. */
+const storeOne = async (tx: Queryable, conversationId: number, m: NewMessage) => (await one<MessageRecord>(tx, insertMessage, [conversationId, ...messageValues(m)]))!;
 
 /** Why a write to `conversation` as `ref` addresses it is refused: gone (or another chatbot's or organisation's), or ended. */
 function refusalOf(conversation: ConversationRecord | undefined, ref: ConversationRef): TurnRefusal | undefined {
