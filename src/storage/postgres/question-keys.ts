@@ -25,26 +25,28 @@ const setKeys = statement(
  * seeds; `keyLeftovers`), so a report never groups a row without its key.
  */
 export function createPgQuestionKeying(pool: pg.Pool, questionKey: StorageOptions["questionKey"]) {
+  /** The question and key a row for a reply to the visitor message `content` holds. */
+  const keyed = (content: string): { question: string; key: string } => {
+    const question = content.trim();
+    return { question, key: questionKey(question) };
+  };
   return {
-    /** The question and key a row for a reply to the visitor message `content` holds (for a write that adds the row itself). */
-    keyed(content: string): { question: string; key: string } {
-      const question = content.trim();
-      return { question, key: questionKey(question) };
-    },
+    /** {@link keyed}, for a write that adds the row itself. */
+    keyed,
     /** Inside the transaction that stored or rated reply `replyId`: keys its row, if it has one without a key. */
     async keyReply(tx: Queryable, replyId: number) {
       const row = await one<{ question: string }>(tx, replyQuestion, [replyId]);
       if (!row) return;
-      const text = row.question.trim();
-      await run(tx, setKey, [replyId, text, questionKey(text)]);
+      const { question, key } = keyed(row.question);
+      await run(tx, setKey, [replyId, question, key]);
     },
     /** Before a report: keys every row left without a key, in a transaction of its own when there are some. */
     async keyLeftovers() {
       if (!(await one(pool, anyUnkeyed))) return;
       await transaction(pool, async (tx) => {
         const rows = await all<{ reply_id: number; question: string }>(tx, lockUnkeyed);
-        const texts = rows.map((r) => r.question.trim());
-        await run(tx, setKeys, [rows.map((r) => r.reply_id), texts, texts.map(questionKey)]);
+        const keys = rows.map((r) => keyed(r.question));
+        await run(tx, setKeys, [rows.map((r) => r.reply_id), keys.map((k) => k.question), keys.map((k) => k.key)]);
       });
     },
   };
