@@ -13,7 +13,7 @@ import type {
 import type { DomainEvent } from "../../core/events.js";
 import { likePattern } from "../../core/like-pattern.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
-import { CHARGE, chargeCredits, creditStatus } from "./credits.js";
+import { CHARGE, chargeCredits, refusingCredits } from "./credits.js";
 import { fanOutSql, fanOutValues, recordEvent } from "./events.js";
 import type { PgQuestionKeying } from "./question-keys.js";
 
@@ -340,9 +340,7 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         ...fanOutValues(drafted.event, drafted.payload),
       ]))!;
       if (written.open === 0) return refusalOf(await find(pool, ref.id), ref) ?? { refused: "missing" };
-      if (written.credits_used == null) {
-        return { refused: "credits", credits: (await creditStatus(pool, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } };
-      }
+      if (written.credits_used == null) return { refused: "credits", credits: await refusingCredits(pool, organization_id, month) };
       const user = visitorMessage(written.u!);
       const assistant = storedMessage(written.a!, updated.id, turn.assistant);
       const credits = { month: written.month!, credits_used: written.credits_used, credits_max: written.credits_max! };

@@ -28,6 +28,10 @@ const charge = statement("credits_charge", `WITH ${CHARGE(1, 2, 3)} SELECT * FRO
 
 export const creditStatus = (q: Queryable, organizationId: number, month: string) => one<CreditRecord>(q, status, [organizationId, month]);
 
+/** The month's figures that refused a charge (an organisation gone meanwhile has none left). */
+export const refusingCredits = async (q: Queryable, organizationId: number, month: string): Promise<CreditRecord> =>
+  (await creditStatus(q, organizationId, month)) ?? { month, credits_used: 0, credits_max: 0 };
+
 /**
  * Charges inside the caller's transaction; the month's figures after the charge,
  * or `refused` with the figures that refused it.
@@ -35,7 +39,7 @@ export const creditStatus = (q: Queryable, organizationId: number, month: string
 export async function chargeCredits(tx: Queryable, { organization_id, month, cost }: Charge): Promise<{ charged: CreditRecord } | { refused: CreditRecord }> {
   const charged = await one<CreditRecord>(tx, charge, [organization_id, month, cost]);
   if (charged) return { charged };
-  return { refused: (await creditStatus(tx, organization_id, month)) ?? { month, credits_used: 0, credits_max: 0 } };
+  return { refused: await refusingCredits(tx, organization_id, month) };
 }
 
 export function createPgCreditStore(pool: pg.Pool): CreditStore {
