@@ -2,7 +2,7 @@
 // core/storage's interfaces only. An engine joins by adding an entry to ENGINES.
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { DomainEvent } from "../../src/core/events.js";
+import type { DomainEvent, EventName } from "../../src/core/events.js";
 import type { NewConversation, Storage, StorageOptions } from "../../src/core/storage/index.js";
 import { openPostgresStorage } from "../../src/storage/postgres/index.js";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.js";
@@ -50,7 +50,14 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
       newConversation(bot, `api_${Math.random().toString(36).slice(2)}`, NOW, values);
     const started: (c: { id: number }) => DomainEvent = (c) => ({ name: "message_received", organizationId: org.id, data: { id: c.id } as never });
     const { result: open } = await storage.conversations.start(conversation(), started);
-    return { storage, org, bot, open, conversation, started };
+    const subscribe = (events: EventName[], url = "https://a.example/") =>
+      storage.webhooks.register({ organization_id: org.id, url, events, name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    /** Claims (leases) up to `limit` outbox rows due now. */
+    const claimDue = (limit = 10) => {
+      const now = Date.now() + 10;
+      return storage.outbox.settle([], { now, limit, leaseUntil: now + 60_000 });
+    };
+    return { storage, org, bot, open, conversation, started, subscribe, claimDue };
   }
 
   const turn = (orgId: number, i = 0) => ({
@@ -86,8 +93,8 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
   });
 
   it("fans a turn's message_received out with the visitor message's id, and the visitor's text as sent, whatever numbers it holds", async () => {
-    const { storage, org, bot, open } = await seeded();
-    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["message_received"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const { storage, org, bot, open, subscribe, claimDue } = await seeded();
+    await subscribe(["message_received"]);
     const event = ({ user }: { user: { id: number; content: string } }): DomainEvent => ({
       name: "message_received",
       organizationId: org.id,
@@ -101,8 +108,7 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
     vi.restoreAllMocks();
     if ("refused" in stored) throw new Error(`refused: ${stored.refused}`);
     expect(stored.events).toEqual([{ event: event(stored.result), deliveries: 1 }]);
-    const now = Date.now() + 10;
-    const [row] = await storage.outbox.settle([], { now, limit: 10, leaseUntil: now + 60_000 });
+    const [row] = await claimDue();
     expect(JSON.parse(row!.payload)).toEqual({ event: "message_received", data: { id: stored.result.user.id, content } });
   });
 
@@ -167,16 +173,15 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
   });
 
   it("starts conversations at once with their events: each answered as stored, with its own outbox row, counted once for its day", async () => {
-    const { storage, org, bot, conversation } = await seeded();
-    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["conversation_started"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const { storage, org, bot, conversation, subscribe, claimDue } = await seeded();
+    await subscribe(["conversation_started"]);
     const event = (c: { id: number }): DomainEvent => ({ name: "conversation_started", organizationId: org.id, data: { id: c.id } as never });
     const starts = await Promise.all(Array.from({ length: 20 }, (_, i) => storage.conversations.start(conversation({ visitor_id: `v${i}`, metadata: `{"n":${i}}` }), event)));
     for (const { result, events } of starts) {
       expect(result).toEqual(await storage.conversations.find(result.id));
       expect(events).toEqual([{ event: event(result), deliveries: 1 }]);
     }
-    const now = Date.now() + 10;
-    const claimed = await storage.outbox.settle([], { now, limit: 50, leaseUntil: now + 60_000 });
+    const claimed = await claimDue(50);
     expect(claimed.map((row) => JSON.parse(row.payload).data.id).sort()).toEqual(starts.map((s) => s.result.id).sort());
     // The one seeded() started, and these 20.
     const [day] = await storage.analytics.daily({ chatbot_ids: [bot.id], since: NOW, until: NOW });
@@ -184,28 +189,26 @@ describe.each(ENGINES)("storage contract: $name", (engine) => {
   });
 
   it("starts nothing for a chatbot that is gone: no conversation, no outbox rows", async () => {
-    const { storage, org, conversation } = await seeded();
-    await storage.webhooks.register({ organization_id: org.id, url: "https://a.example/", events: ["conversation_started"], name: null, default_name: "h", secret: "whsec_x", now: NOW });
+    const { storage, org, conversation, subscribe, claimDue } = await seeded();
+    await subscribe(["conversation_started"]);
     const event = (c: { id: number }): DomainEvent => ({ name: "conversation_started", organizationId: org.id, data: { id: c.id } as never });
     await expect(storage.conversations.start(conversation({ chatbot_id: 999_999 }), event)).rejects.toThrow();
-    expect(await storage.outbox.settle([], { now: Date.now() + 1, limit: 10, leaseUntil: Date.now() + 60_000 })).toEqual([]);
+    expect(await claimDue()).toEqual([]);
   });
 
   it("rolls a write back when its event cannot be built: no row, no outbox rows", async () => {
-    const { storage, conversation } = await seeded();
+    const { storage, conversation, claimDue } = await seeded();
     const fail = () => {
       throw new Error("the change failed");
     };
     await expect(storage.conversations.start(conversation({ session_id: "api_rolled_back" }), fail)).rejects.toThrow("the change failed");
-    expect(await storage.outbox.settle([], { now: Date.now() + 1, limit: 10, leaseUntil: Date.now() + 60_000 })).toEqual([]);
+    expect(await claimDue()).toEqual([]);
   });
 
   it("fans an event out to the organisation's active subscribed webhooks; claims lease rows; finished rows are not claimed again", async () => {
-    const { storage, org } = await seeded();
-    const hook = (url: string, events: ("lead_captured" | "message_received")[]) =>
-      storage.webhooks.register({ organization_id: org.id, url, events, name: null, default_name: "h", secret: "whsec_x", now: NOW });
-    await hook("https://a.example/", ["lead_captured"]);
-    await hook("https://b.example/", ["message_received"]);
+    const { storage, org, subscribe } = await seeded();
+    await subscribe(["lead_captured"]);
+    await subscribe(["message_received"], "https://b.example/");
     const recorded = await storage.outbox.record({ name: "lead_captured", organizationId: org.id, data: { id: 1 } as never });
     expect(recorded.deliveries).toBe(1);
     expect((await storage.outbox.record({ name: "lead_captured", organizationId: org.id + 1, data: { id: 2 } as never })).deliveries).toBe(0);
