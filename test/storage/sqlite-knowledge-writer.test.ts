@@ -53,6 +53,24 @@ describe.skipIf(testEngine === "postgres")("SQLite knowledge writes in a row", (
     expect((await storage.knowledge.vectorsOf(bot.id, found)).vectors).toEqual([[found[0], Float32Array.from([1, 1, 0, 0])]]);
   });
 
+  it("keep the writer thread for the next write after one that waited longer than the pause that stops it", async () => {
+    // On this thread the third write would wait for the lock inside SQLite, so the timers below would not run and it would time out.
+    const { storage, other, batch } = await open(6_000);
+    await storage.knowledge.writeBatch(batch(0));
+    other.exec("BEGIN IMMEDIATE");
+    const slow = storage.knowledge.writeBatch(batch(1));
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
+    other.exec("COMMIT");
+    await expect(slow).resolves.toEqual({ added: 1, updated: 0 });
+    other.exec("BEGIN IMMEDIATE");
+    let settled = false;
+    const next = storage.knowledge.writeBatch(batch(2)).finally(() => (settled = true));
+    for (let turns = 0; turns < 20; turns++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(settled).toBe(false);
+    other.exec("COMMIT");
+    await expect(next).resolves.toEqual({ added: 1, updated: 0 });
+  });
+
   it("reject a write that times out waiting for the lock, and the next one is stored", async () => {
     const { storage, bot, other, batch } = await open(20);
     await storage.knowledge.writeBatch(batch(0));

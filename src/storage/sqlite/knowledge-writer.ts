@@ -68,22 +68,22 @@ export function createKnowledgeWriter(sqlite: Sqlite, gate: WriteGate): Knowledg
   });
 
   return {
-    async write(batch, inThread) {
-      const writer = bulk.next();
-      if (!writer) return inThread();
-      const id = nextId++;
-      const waiting = waitingOn.get(writer)!;
-      // Unreferenced while idle (it must not keep a process alive); a write waiting for it references it.
-      writer.ref();
-      try {
-        return await new Promise<Written>((resolve, reject) => {
-          waiting.set(id, { resolve, reject });
-          writer.postMessage({ id, batch } satisfies ToWriter);
-        });
-      } finally {
-        if (waiting.size === 0 && bulk.current() === writer) writer.unref();
-      }
-    },
+    write: (batch, inThread) =>
+      bulk.during(async (writer) => {
+        if (!writer) return inThread();
+        const id = nextId++;
+        const waiting = waitingOn.get(writer)!;
+        // Unreferenced while idle (it must not keep a process alive); a write waiting for it references it.
+        writer.ref();
+        try {
+          return await new Promise<Written>((resolve, reject) => {
+            waiting.set(id, { resolve, reject });
+            writer.postMessage({ id, batch } satisfies ToWriter);
+          });
+        } finally {
+          if (waiting.size === 0 && bulk.current() === writer) writer.unref();
+        }
+      }),
     close: bulk.stop,
   };
 }
