@@ -332,6 +332,8 @@ describe("PostgreSQL shared by several instances", () => {
     cleanups.push(() => s.close());
     const { bot } = await tenant(s);
     const { id } = await conversation(s, bot, "long");
+    // The analytics and unanswered-question triggers are not what is read here, and per row they were most of the test's time.
+    await s.db.$client.query("ALTER TABLE messages DISABLE TRIGGER USER");
     await s.db.$client.query(
       "INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END, 'message ' || i, $2 FROM generate_series(1, 3000) i",
       [id, now()],
@@ -339,6 +341,7 @@ describe("PostgreSQL shared by several instances", () => {
     // Newer messages of another conversation: the latest of this one are not simply the table's last rows.
     const other = await conversation(s, bot, "other");
     await s.db.$client.query("INSERT INTO messages (conversation_id, role, content, created_at) SELECT $1, 'user', 'other ' || i, $2 FROM generate_series(1, 20000) i", [other.id, now()]);
+    await s.db.$client.query("ALTER TABLE messages ENABLE TRIGGER USER");
     await s.db.$client.query("ANALYZE messages");
     const latest = await s.conversations.latestMessages(id, 24);
     expect(latest.map((m) => m.content)).toEqual(Array.from({ length: 24 }, (_, i) => `message ${3000 - i}`));
