@@ -14,7 +14,10 @@ export interface WebhookOptions {
   allowPrivateNetworks?: boolean;
   /** Delays before each retry, in milliseconds. Default `[1000, 5000, 25000]`. */
   retryDelaysMs?: number[];
-  /** Per-attempt timeout. Default 10 000 ms. */
+  /**
+   * Per-attempt timeout (env `CHATSVC_WEBHOOK_TIMEOUT_MS`). Default 10 000 ms. An attempt's outbox row is
+   * leased for this long plus a second, so it is also how soon another instance takes over the rows of one that died.
+   */
   timeoutMs?: number;
   /** Deliveries in flight at once. Default 8. */
   concurrency?: number;
@@ -292,7 +295,7 @@ export function resolveConfig(options: ChatServiceOptions = {}): ResolvedConfig 
       allowPrivateNetworks:
         options.webhooks?.allowPrivateNetworks ?? bool("webhooks.allowPrivateNetworks", env.CHATSVC_WEBHOOKS_ALLOW_PRIVATE),
       retryDelaysMs: Array.isArray(retryDelaysMs) ? retryDelaysMs : [1000, 5000, 25000],
-      timeoutMs: int("webhooks.timeoutMs", options.webhooks?.timeoutMs, 10_000, 1),
+      timeoutMs: int("webhooks.timeoutMs", options.webhooks?.timeoutMs ?? env.CHATSVC_WEBHOOK_TIMEOUT_MS, 10_000, 1),
       concurrency: int("webhooks.concurrency", options.webhooks?.concurrency, 8, 1),
     },
     ingest: {

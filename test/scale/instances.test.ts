@@ -19,8 +19,11 @@ const admin = testDatabaseUrl();
 const name = `scale_instances_${process.pid}`;
 const url = databaseUrl(admin, name);
 const { dir, cleanup } = tempDir();
-/** Rate limits would refuse the bursts below before credits do: they have tests of their own. */
-const env = { CHATSVC_RATE_LIMIT: "off", CHATSVC_LOG_LEVEL: "warn", CHATSVC_WEBHOOK_RETRY_DELAYS: "50,50,50" };
+/**
+ * Rate limits would refuse the bursts below before credits do: they have tests of their own. The short webhook
+ * timeout shortens the lease a killed instance's deliveries keep before the others take them over.
+ */
+const env = { CHATSVC_RATE_LIMIT: "off", CHATSVC_LOG_LEVEL: "warn", CHATSVC_WEBHOOK_RETRY_DELAYS: "50,50,50", CHATSVC_WEBHOOK_TIMEOUT_MS: "2000" };
 
 interface Instance extends ServeProcess {
   alive: boolean;

@@ -165,7 +165,9 @@ describe("delivery", () => {
   });
 
   it("fails an attempt the receiver does not answer within the timeout, and retries it", async () => {
-    const h = await harness({ ...fast, timeoutMs: 300, retryDelaysMs: [50] });
+    // Set as `chatsvc serve` takes it, from the environment.
+    const h = await startHarness({ webhooks: { ...fast, retryDelaysMs: [50] }, env: { CHATSVC_WEBHOOK_TIMEOUT_MS: "300" } });
+    cleanups.push(() => h.close());
     const r = await receiver(() => ({ hang: true }));
     const { id } = await register(h, `${r.url}/hook`);
     const started = Date.now();
