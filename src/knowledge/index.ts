@@ -3,12 +3,9 @@ import type { Chatbots } from "../core/chatbots.js";
 import { ChatsvcError } from "../core/errors.js";
 import type { ChangeFeed, KnowledgeStore, LeaseStore } from "../core/storage/index.js";
 import { createEmbedder, type Embedder } from "./embedders/index.js";
-import { ingest } from "./ingest.js";
-import { reindex } from "./reindex.js";
 import { createQuestionMatcher } from "./question-match.js";
 import { createHybridSearch, fullTextHits } from "./search.js";
 import type { HybridSearch, TextHits } from "./search-thread.js";
-import { syncChatbot } from "./sync.js";
 import { createSyncRounds } from "./sync-round.js";
 import type { ChatSearchOptions, Knowledge } from "./types.js";
 import { createVectorIndex } from "./vectors.js";
@@ -46,17 +43,22 @@ export function createKnowledge(
     return hybrid(chatbotId, query, { k: Math.min(k, 100), threshold: config.retrieval.threshold, includeBelowThreshold, extract });
   };
 
+  // Ingestion, reindexing and sync load on use: their loaders (HTML and sitemap parsing, fetching) are most of the
+  // knowledge code, and a service that only searches, or a CLI command that lists keys, never runs them.
+  const ingestion = () => import("./ingest.js");
+  const syncing = () => import("./sync.js");
+
   return {
-    ingest: async (slug, inputs, options) => ingest(deps, await idOf(slug), inputs, options),
+    ingest: async (slug, inputs, options) => (await ingestion()).ingest(deps, await idOf(slug), inputs, options),
     search: async (slug, query, options) => searchChatbot(await idOf(slug), query, options),
     searchChatbot,
     list: async (slug) => store.documents(await idOf(slug)),
     async remove(slug, documentId) {
       if (!(await store.removeDocument(await idOf(slug), documentId))) throw ChatsvcError.notFound(`Document ${documentId} not found in chatbot "${slug}"`);
     },
-    reindex: async (slug) => reindex(deps, slug === undefined ? "all" : [await idOf(slug)]),
+    reindex: async (slug) => (await import("./reindex.js")).reindex(deps, slug === undefined ? "all" : [await idOf(slug)]),
     hasKnowledge: (chatbotId) => store.hasChunks(chatbotId),
-    sync: async (slug, options) => syncChatbot(deps, await idOf(slug), options),
+    sync: async (slug, options) => (await syncing()).syncChatbot(deps, await idOf(slug), options),
     syncAll: (options) => rounds.syncAll(options),
     onSyncRound: (listener) => rounds.onSyncRound(listener),
     closestQuestion,

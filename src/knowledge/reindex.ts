@@ -1,6 +1,6 @@
 import type { KnowledgeStore } from "../core/storage/index.js";
 import type { Embedder } from "./embedders/index.js";
-import { embeddingText } from "./ingest.js";
+import { embeddingText } from "./document-text.js";
 import type { VectorIndex } from "./vectors.js";
 
 const BATCH = 256;

@@ -2,7 +2,7 @@ import type { KnowledgeReads } from "../core/storage/index.js";
 import { dot, type Embedder } from "./embedders/index.js";
 import { normalize } from "./embedders/types.js";
 import { prepareExpansion, type QueryExpansion } from "./expansion.js";
-import { embeddingText } from "./ingest.js";
+import { embeddingText } from "./document-text.js";
 import { ftsWords } from "./fts-query.js";
 import { contentTerms, STOP_WORDS, termFinder, termWeight, words } from "./text/tokens.js";
 import { cosine, sentenceVector } from "./text/word-vectors.js";

@@ -3,7 +3,6 @@ import { hostname } from "node:os";
 import type { Chatbots } from "../core/chatbots.js";
 import type { LeaseStore } from "../core/storage/index.js";
 import type { IngestDeps } from "./ingest.js";
-import { syncChatbot } from "./sync.js";
 import type { SyncRound } from "./types.js";
 
 /** The lease every instance asks for before a round. */
@@ -37,6 +36,8 @@ export function createSyncRounds(deps: IngestDeps, leases: LeaseStore, chatbots:
       let completed = false;
       try {
         const ids = new Set(await deps.store.chatbotsWithWebDocuments());
+        // Loaded here, not with the service: fetching and parsing pages is for the rounds that run.
+        const { syncChatbot } = await import("./sync.js");
         for (const bot of await chatbots.list()) {
           if (!ids.has(bot.id)) continue;
           if (signal?.aborted) break;

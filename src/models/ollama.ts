@@ -1,4 +1,4 @@
-import { Ollama, type ChatResponse } from "ollama";
+import type { ChatResponse } from "ollama";
 import { createCallSignal, type CallSignal } from "./call-signal.js";
 import { fingerprint, ModelError, toModelError } from "./errors.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./types.js";
@@ -26,14 +26,17 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
   // One client per call, because the client takes no signal for non-streaming
   // calls (only its fetch can carry one), and it keeps every streamed request
   // that never reached `done` (errors, aborts) in a list for its lifetime.
-  const clientFor = (call: CallSignal, stream: boolean) =>
-    new Ollama({
+  // The client is loaded on the first call: a service that never talks to Ollama (a CLI command) does not pay for it.
+  const clientFor = async (call: CallSignal, stream: boolean) => {
+    const { Ollama } = await import("ollama");
+    return new Ollama({
       host,
       fetch: async (input, init) => {
         const response = await fetch(input, { ...init, signal: call.signal });
         return response.ok && response.body ? checkedAnswer(response, spec, stream) : response;
       },
     });
+  };
 
   const contentOf = (part: ChatResponse | undefined): string => {
     const content = part?.message?.content;
@@ -46,7 +49,7 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
     async chat(request: ChatRequest): Promise<ChatResult> {
       const call = createCallSignal(request.signal, timeoutMs);
       try {
-        const answer = await clientFor(call, false).chat({ model, messages: request.messages, stream: false });
+        const answer = await (await clientFor(call, false)).chat({ model, messages: request.messages, stream: false });
         const text = contentOf(answer);
         if (text.trim() === "") throw new ModelError(spec, "malformed", "Answer is empty");
         const result: ChatResult = { text, model: spec };
@@ -64,7 +67,7 @@ export function createOllamaModel({ model, host, timeoutMs }: OllamaModelOptions
       const call = createCallSignal(request.signal, timeoutMs);
       let finished = false;
       try {
-        const parts = await clientFor(call, true).chat({ model, messages: request.messages, stream: true });
+        const parts = await (await clientFor(call, true)).chat({ model, messages: request.messages, stream: true });
         let text = "";
         // The client's iterator throws when the stream ends without a `done: true` line.
         for await (const part of parts) {

@@ -1,6 +1,5 @@
 import type { Worker } from "node:worker_threads";
 import { startModuleWorker } from "../core/module-worker.js";
-import { renderPlainMarkdown } from "./plain-markdown.js";
 import { loadHtmlRenderer } from "./render-html.js";
 import type { ReleaseMemory, RenderAnswer, RenderJob } from "./render-worker.js";
 
@@ -102,6 +101,8 @@ export function createRenderer({
   let inline: Promise<(markdown: string) => string> | undefined;
   let nextId = 1;
   let closed = false;
+  // marked is loaded with the first reply, not with the service: most processes (CLI commands) never render.
+  let plainMarkdown: Promise<typeof import("./plain-markdown.js")> | undefined;
   let started = 0;
 
   const pending = () => (active?.jobs.size ?? 0) + (warming?.jobs.size ?? 0) + [...retiring].reduce((n, slot) => n + slot.jobs.size, 0);
@@ -230,9 +231,10 @@ export function createRenderer({
   };
 
   return {
-    render(markdown) {
+    async render(markdown) {
+      const { renderPlainMarkdown } = await (plainMarkdown ??= import("./plain-markdown.js"));
       const plain = renderPlainMarkdown(markdown);
-      if (plain !== undefined) return Promise.resolve(plain);
+      if (plain !== undefined) return plain;
       closed = false;
       return new Promise<string>((resolve) => {
         const job: Job = { id: nextId++, markdown, attempts: 0, resolve, stopsWorker: true };

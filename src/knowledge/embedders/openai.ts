@@ -1,4 +1,3 @@
-import { ofetch } from "ofetch";
 import { embedInBatches } from "./batches.js";
 import type { Embedder } from "./types.js";
 
@@ -21,6 +20,8 @@ export function createOpenAIEmbedder(model: string, { baseUrl, apiKey, timeoutMs
     dimension: undefined,
     embed: (texts) =>
       embedInBatches(texts, { spec, server: baseUrl, size: BATCH }, async (input) => {
+        // Loaded on use: only a service that embeds through such a server needs it.
+        const { ofetch } = await import("ofetch");
         const response = await ofetch<EmbeddingsResponse>(`${baseUrl}/embeddings`, {
           method: "POST",
           body: { model, input },
