@@ -22,15 +22,39 @@ const SAFE_REPLY =
   '<p><strong>Widgetron</strong> <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer">docs</a>  </p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>';
 
 describe("the render worker", () => {
-  it("renders and sanitises in a worker thread, many replies at once; close() stops every worker", async () => {
+  /*
+   * One renderer through its life, because every worker it starts loads jsdom: a worker per
+   * claim here was most of this file's time, and each claim below reads the same worker.
+   */
+  it("starts no worker until a reply needs the sanitiser, renders many replies at once in that one worker, keeps it loaded while idle and asked to release memory, and close() stops it", async () => {
     const { r, failures } = renderer();
+    expect(await r.render("**plain** reply")).toBe("<p><strong>plain</strong> reply</p>");
+    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0 });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
+
     const out = await Promise.all(Array.from({ length: 20 }, (_, i) => r.render(`${REPLY}\n\nreply ${i}`)));
     for (const [i, html] of out.entries()) expect(html).toBe(`${SAFE_REPLY}\n<p>reply ${i}</p>`);
     expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0, inThread: false });
+
+    // What a quiet server does: the worker collects its garbage and stays.
+    r.releaseMemory();
+    // Before, the worker stopped after an idle period and the next reply waited for jsdom to load again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0 });
     expect(failures).toEqual([]);
-    // close() stops every worker (checked here rather than on a worker loaded for that alone).
+
     await r.close();
     expect(r.stats().running).toBe(0);
+  });
+
+  it("inThread loads the sanitiser in this thread instead of a worker", async () => {
+    const { r, failures } = renderer({ inThread: true });
+    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0, inThread: true });
+    expect(failures).toEqual([]);
   });
 
   it("replaces its worker every `recycleAfter` renders without failing or delaying a render", async () => {
@@ -42,31 +66,6 @@ describe("the render worker", () => {
     await expect.poll(() => r.stats().running, { timeout: 15_000 }).toBe(1);
     expect(failures).toEqual([]);
   }, 60_000); // Completion, not speed: it loads jsdom in three or four workers one after another.
-
-  it("keeps its worker loaded while idle, also when asked to release memory: the render after a quiet spell starts no worker and loads nothing", async () => {
-    const { r, failures } = renderer();
-    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    // What a quiet server does: the worker collects its garbage and stays.
-    r.releaseMemory();
-    // Before, the worker stopped after an idle period and the next reply waited for jsdom to load again.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
-    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1, pending: 0 });
-    expect(failures).toEqual([]);
-  });
-
-  it("starts no worker until a reply needs the sanitiser; inThread loads the sanitiser in this thread instead", async () => {
-    const { r, failures } = renderer();
-    expect(await r.render("**plain** reply")).toBe("<p><strong>plain</strong> reply</p>");
-    expect(r.stats()).toMatchObject({ workersStarted: 0, running: 0 });
-    expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    expect(r.stats()).toMatchObject({ workersStarted: 1, running: 1 });
-    const inThread = renderer({ inThread: true });
-    expect(await inThread.r.render(REPLY)).toBe(SAFE_REPLY);
-    expect(inThread.r.stats()).toMatchObject({ workersStarted: 0, running: 0, inThread: true });
-    expect([...failures, ...inThread.failures]).toEqual([]);
-  });
 
   it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
     const { r, failures } = renderer({ timeoutMs: 1 });
