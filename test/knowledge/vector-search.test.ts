@@ -1,8 +1,9 @@
 import { basename, dirname, join } from "node:path";
 import * as sqliteVec from "sqlite-vec";
 import { afterEach, describe, expect, it } from "vitest";
-import { hashEmbed } from "../../src/knowledge/embedders/hash.js";
+import { HASH_DIMENSION, hashEmbed } from "../../src/knowledge/embedders/hash.js";
 import { dot, normalize } from "../../src/knowledge/embedders/index.js";
+import { embeddingText } from "../../src/knowledge/document-text.js";
 import { createTermSelector } from "../../src/storage/sqlite/fts-terms.js";
 import { createVectorIndex } from "../../src/knowledge/vectors.js";
 import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
@@ -32,6 +33,22 @@ async function open(db: string): Promise<ChatService> {
   const service = await createChatService({ env: {}, ...database.options });
   cleanups.push(() => service.close());
   return service;
+}
+
+/**
+ * Stores pages as chunks of a chatbot's documents in one write, hash-embedded as ingestion embeds them: for tests
+ * of what is read back from a large base, where ingesting page by page (look-ups and a write each) was most of the time.
+ */
+async function storeChunks(service: ChatService, chatbotId: number, documents: { name: string; chunks: { heading: string; content: string }[] }[]) {
+  await internalsOf(service).storage.knowledge.writeBatch({
+    chatbot_id: chatbotId,
+    embedder: { spec: "hash", dimension: HASH_DIMENSION },
+    documents: documents.map(({ name, chunks }, d) => ({
+      fields: { name, type: "file", source: name, url: null, content_hash: `hash-${d}`, chunk_count: chunks.length, bytes: 0, etag: null, last_modified: null, fetched_at: null },
+      chunks: chunks.map((chunk) => ({ ...chunk, vector: hashEmbed(embeddingText(chunk)) })),
+    })),
+    now: new Date().toISOString(),
+  });
 }
 
 // A seeded pseudo-random generator, so a failure can be reproduced.
@@ -121,10 +138,10 @@ describe("full-text candidates", () => {
   it("finds a chatbot's match even when another chatbot's chunks fill the global top", async () => {
     const service = await open(join(temp(), "kb.db"));
     const { organization } = await service.bootstrap({ ingestDocs: false });
-    await service.chatbots.create({ organization_id: organization.id, slug: "busy", name: "Busy" });
+    const busy = await service.chatbots.create({ organization_id: organization.id, slug: "busy", name: "Busy" });
     // 300 chunks that match "zebra" better than the demo bot's single one: the global top 128 holds none of the demo bot's.
-    const busy = Array.from({ length: 300 }, (_, i) => ({ name: `z${i}.md`, content: `# Zebra ${i}\nZebra zebra zebra stripes, zebra herd number ${i}.` }));
-    await service.knowledge.ingest("busy", busy);
+    const zebras = Array.from({ length: 300 }, (_, i) => ({ heading: `Zebra ${i}`, content: `Zebra zebra zebra stripes, zebra herd number ${i}.` }));
+    await storeChunks(service, busy.id, [{ name: "zebras.md", chunks: zebras }]);
     await service.knowledge.ingest("demo", [{ name: "zoo.md", content: "# Zoo map\nThe zebra enclosure is next to the café, by the long lake path." }]);
     const { knowledge } = internalsOf(service).storage;
     const [zoo] = await knowledge.fullText((await service.chatbots.get("demo")).id, ["zebra"], 32);
@@ -176,9 +193,11 @@ describe("full-text candidates", () => {
 
   it("leaves out words found in more than 5% of a large base, keeping the rarest, also after only their existence was checked", { timeout: 60_000 }, async () => {
     const service = await open(join(temp(), "kb.db"));
-    await service.bootstrap({ ingestDocs: false });
-    const docs = Array.from({ length: 1500 }, (_, i) => ({ name: `p${i}.md`, content: `Common words fill page ${i}.${i === 7 ? " Unicorn sighting." : ""}` }));
-    await service.knowledge.ingest("demo", docs);
+    const { chatbot } = await service.bootstrap({ ingestDocs: false });
+    // 1,500 one-line pages, past the 1,000 chunks under which no word is left out, 100 to a document.
+    // Page 707, the only one with "unicorn", is in p7.md.
+    const page = (i: number) => ({ heading: "", content: `Common words fill page ${i}.${i === 707 ? " Unicorn sighting." : ""}` });
+    await storeChunks(service, chatbot.id, Array.from({ length: 15 }, (_, d) => ({ name: `p${d}.md`, chunks: Array.from({ length: 100 }, (_, i) => page(d * 100 + i)) })));
     const { knowledge } = internalsOf(service).storage;
     // An expansion asks which words exist (on PostgreSQL that stops at the first chunk); the question's own words then need their counts.
     expect(await knowledge.knownWords(["common", "unicorn", "page", "griffin"])).toEqual(["common", "unicorn", "page"]);
