@@ -3,21 +3,16 @@ import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { IngestReport } from "../../src/index.js";
+import { createChatService, type ChatService } from "../../src/service.js";
 import { TEST_BUILD_DIR } from "../support/build-cli.js";
-import { startHarness, type Harness } from "../support/harness.js";
+import { testDatabase, testEngine } from "../support/database.js";
+import { tempDir } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 import { makePdf } from "./helpers.js";
 
 // Large ingestions read, chunk and embed their files in a worker thread ahead of the writes; small ones in the
 // calling thread. These tests hold the first to the second: same documents, chunks, vectors and reports.
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-  for (const slug of ["ahead", "one-by-one"]) await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug, name: slug });
-});
-afterEach(async () => {
-  await h.close();
-});
+let h: { dir: string; service: ChatService; close(): Promise<void> };
 
 function write(path: string, content: string | Buffer): string {
   mkdirSync(join(path, ".."), { recursive: true });
@@ -83,6 +78,28 @@ const summary = ({ added, updated, skipped, chunks, failed, skipped_inputs }: In
 
 // Each test ingests about ninety files, some one call at a time; on a loaded 2-core machine that can take a while.
 describe("ingesting a large folder", { timeout: 60_000 }, () => {
+  // A service without the bundled docs or an HTTP server: the tests ingest into two chatbots of their own and read
+  // them back, so a harness's first-run ingestion and HTML renderer would be work they never look at.
+  beforeEach(async () => {
+    const { dir, cleanup } = tempDir();
+    const database = await testDatabase(dir);
+    const service = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, ...database.options });
+    h = {
+      dir,
+      service,
+      async close() {
+        await service.close();
+        await database.drop();
+        cleanup();
+      },
+    };
+    const { organization } = await service.bootstrap({ ingestDocs: false });
+    for (const slug of ["ahead", "one-by-one"]) await service.chatbots.create({ organization_id: organization.id, slug, name: slug });
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
   it("stores the same documents, chunks and vectors, and reports the same, as ingesting its files one by one", async () => {
     const docs = folder();
     const progress: { done: number; total: number; current: string }[] = [];
@@ -137,13 +154,16 @@ describe("ingesting a large folder", { timeout: 60_000 }, () => {
   });
 });
 
-describe("the built package", { timeout: 60_000 }, () => {
-  it("starts ingest-worker.js from dist for a large folder", () => {
-    const docs = join(h.dir, "many");
+// The built package on a SQLite file: the same run in the postgres project would test nothing more.
+describe.skipIf(testEngine === "postgres")("the built package", { timeout: 60_000 }, () => {
+  it("starts ingest-worker.js from dist for a large folder", (context) => {
+    const { dir, cleanup } = tempDir();
+    context.onTestFinished(cleanup);
+    const docs = join(dir, "many");
     for (let i = 0; i < 70; i++) write(join(docs, `page-${i}.md`), guide(i, 1));
     const script = `
       const { createChatService } = await import(${JSON.stringify(join(TEST_BUILD_DIR, "index.js"))});
-      const service = await createChatService({ db: ${JSON.stringify(join(h.dir, "built.db"))}, env: {} });
+      const service = await createChatService({ db: ${JSON.stringify(join(dir, "built.db"))}, env: {} });
       const organization = await service.orgs.create({ name: "Acme" });
       await service.chatbots.create({ organization_id: organization.id, slug: "demo", name: "Demo" });
       const report = await service.knowledge.ingest("demo", [${JSON.stringify(docs)}]);
