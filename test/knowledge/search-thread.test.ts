@@ -4,9 +4,10 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatsvcError } from "../../src/core/errors.js";
 import { createSearchThread } from "../../src/knowledge/search-thread.js";
+import { startServer } from "../../src/http/server.js";
 import { createChatService, internalsOf, type ChatService } from "../../src/service.js";
 import { testEngine } from "../support/database.js";
-import { startHarness, tempDir } from "../support/harness.js";
+import { request, tempDir } from "../support/harness.js";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -108,16 +109,20 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
   });
 
   it("answers a chat turn over HTTP from the thread's retrieval, with its sources", async () => {
-    const harness = await startHarness({ searchThread: true });
-    cleanups.push(() => harness.close());
-    await harness.service.knowledge.ingest("demo", [HOURS, PARKING]);
-    const started = await harness.call("/chatbots/demo/conversations", { method: "POST", json: {} });
-    const sent = await harness.call(`/chatbots/demo/conversations/${started.body.data.conversation_id}/messages`, { method: "POST", json: { message: "Where do visitors park?" } });
+    // Served without the bundled docs (a harness's first run ingests them): the answer must come from these two.
+    const service = await open(join(temp(), "chatsvc.db"), { searchThread: true });
+    const { key } = await service.bootstrap({ ingestDocs: false });
+    await service.knowledge.ingest("demo", [HOURS, PARKING]);
+    const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
+    cleanups.push(() => server.close());
+    const call = (path: string, json: unknown) => request(`${server.url}/api/v1${path}`, { method: "POST", json, key: key.key });
+    const started = await call("/chatbots/demo/conversations", {});
+    const sent = await call(`/chatbots/demo/conversations/${started.body.data.conversation_id}/messages`, { message: "Where do visitors park?" });
     expect(sent.status).toBe(200);
     expect(sent.body.data.cannot_answer).toBe(false);
     expect(sent.body.data.reply).toMatch(/warehouse/);
     expect(sent.body.data.sources.map((s: { name: string }) => s.name)).toContain("parking.md");
-    expect(threadOf(harness.service).stats()).toMatchObject({ answered: 1, extracts: 1 });
+    expect(threadOf(service).stats()).toMatchObject({ answered: 1, extracts: 1 });
   });
 
   it("works out the extractive answer with the search, the same answer the main thread gives", async () => {
