@@ -101,14 +101,19 @@ describe("plain Markdown", () => {
       "```\"onx=1\n", "[q](https://example.com/\u00a0x)", "&quot;", "&#39;", "&copy;", "&#0;", "&#x41;", "\u0000", "\u000c", "\u007f", "\ufffe", "\ud800", "\r", "\r\n", "\t", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n```\n", "\n    ", "\n| a | b |\n|---|---|\n| ", "  \n", "\u00a0", "é",
     );
     let plain = 0;
+    /*
+     * Runs enough that each break of the plain path tried (no `&nbsp;` or quote serialisation, no check for
+     * other character references, `&#39;` left in a tag) failed well within them, every time tried; each run
+     * costs up to four jsdom sanitises, so more runs mostly repeat paths already taken.
+     */
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
         if (expectSameAsSanitised(pieces.join(" "))) plain++;
         if (expectSameAsSanitised(pieces.join(""))) plain++;
       }),
-      { numRuns: 1_000 },
+      { numRuns: 400 },
     );
     // Many mixes hold raw HTML or an entity; over half are plain, or the property would say little.
-    expect(plain).toBeGreaterThan(900);
-  }, 120_000); // Two thousand sanitiser runs on jsdom: about a second on a quiet machine, far more on a loaded one.
+    expect(plain).toBeGreaterThan(360);
+  }, 120_000); // Hundreds of sanitiser runs on jsdom: quick on a quiet machine, far slower on a loaded one.
 });
