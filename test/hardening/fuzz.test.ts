@@ -128,6 +128,19 @@ async function send(method: string, path: string, q: string, key: string, extra:
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
+/*
+ * The digest of the stored rows, as the last refused request left them (it was checked
+ * unchanged then): the next request's "before". Reading every table twice per request was
+ * most of a run on PostgreSQL; a request that may have changed rows forgets it.
+ */
+let known: string | undefined;
+
+async function before(): Promise<string> {
+  const digest = known ?? (await checksum(h.service));
+  known = undefined;
+  return digest;
+}
+
 /** What every answer must be, and what a refused one must not have done. */
 async function checkAnswer(res: ApiResponse, before: string, what: string, { open = false, download = {} }: { open?: boolean; download?: Record<string, string> } = {}): Promise<void> {
   const context = `${what} -> ${res.status} ${res.text.slice(0, 300)}`;
@@ -147,6 +160,7 @@ async function checkAnswer(res: ApiResponse, before: string, what: string, { ope
       for (const messages of Object.values(res.body.errors)) expect(messages, context).toEqual(expect.arrayContaining([expect.any(String)]));
     }
     expect((await checksum(h.service)), `${context}: a refused request changed stored data`).toBe(before);
+    known = before;
   }
 }
 
@@ -161,9 +175,9 @@ describe("fuzzing every API route", () => {
       await fc.assert(
         fc.asyncProperty(fc.record(params), query, keyChoice, headers, fc.option(bodyText(), { nil: undefined }), async (values, q, key, extra, body) => {
           const path = fillPath(route.path, values as Record<string, string>);
-          const before = (await checksum(h.service));
+          const unchanged = await before();
           const res = await send(route.method, path, q, key, extra, body);
-          await checkAnswer(res, before, `${route.method} ${path}?${q} key=${key} body=${body?.slice(0, 200)}`, { open: route.auth === false, ...(route.response.download && { download: route.response.download }) });
+          await checkAnswer(res, unchanged, `${route.method} ${path}?${q} key=${key} body=${body?.slice(0, 200)}`, { open: route.auth === false, ...(route.response.download && { download: route.response.download }) });
         }),
         { numRuns: RUNS },
       );
@@ -177,9 +191,9 @@ describe("fuzzing every API route", () => {
         const path = fillPath(route.path, { slug: a.slug, id: String(a.conversationId), message_id: String(a.assistantMessageId) });
         // A fixed path can also be a value of another route's parameter (`PUT /leads/export` is `PUT /leads/:id`): a route of its own, not a wrong method.
         if (allowedMethods(apiRoutes, path).includes(method as never)) return;
-        const before = (await checksum(h.service));
+        const unchanged = await before();
         const res = await send(method, path, "", key, {}, "{}");
-        await checkAnswer(res, before, `${method} ${path}`);
+        await checkAnswer(res, unchanged, `${method} ${path}`);
         expect([404, 405]).toContain(res.status);
         if (res.status === 405) expect(res.headers.get("allow")).toBeTruthy();
       }),
