@@ -2,16 +2,31 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ingestDocs, openConversation } from "../chat/helpers.js";
 import { startFakeOpenAI } from "../fixtures/fake-openai.js";
 import { executableParts, OWASP_PAYLOADS } from "../fixtures/xss.js";
-import { startHarness, type Harness } from "../support/harness.js";
+import { sharedHarness, startHarness, type Harness } from "../support/harness.js";
 
-let h: Harness;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/*
+ * The requests of one test, a few at a time: each is checked on its own, and one after another
+ * they mostly waited on the database. Messages on one conversation at once are what a busy widget sends.
+ */
+async function eachAtOnce<T>(items: T[], check: (item: T, index: number) => Promise<void>, clients = 4): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await check(items[index]!, index);
+      }
+    }),
+  );
+}
+
 /** Every assistant message of the conversation's history must be inert; user messages come back as the text sent. */
-async function expectInertHistory(conversationId: number, sentByVisitor: string[] = []) {
+async function expectInertHistory(h: Harness, conversationId: number, sentByVisitor: string[] = []) {
   const history = await h.call(`/chatbots/demo/conversations/${conversationId}`);
   expect(history.status).toBe(200);
   const assistant = history.body.data.messages.filter((m: { role: string }) => m.role === "assistant");
@@ -22,6 +37,9 @@ async function expectInertHistory(conversationId: number, sentByVisitor: string[
 }
 
 describe("XSS corpus", () => {
+  // One service for the tests on the default options: each reads only its own conversation, and whatever the others stored must stay inert too.
+  const shared = sharedHarness({ rateLimit: false });
+
   it("the checker itself flags every raw payload that is executable HTML", () => {
     const flagged = OWASP_PAYLOADS.filter((p) => executableParts(p).length > 0);
     // Markdown-only and plain-text payloads are not HTML yet; every HTML one is caught.
@@ -30,21 +48,19 @@ describe("XSS corpus", () => {
   });
 
   it("through visitor messages: replies and history stay inert, the visitor's text is kept verbatim as text", async () => {
-    h = await startHarness({ rateLimit: false });
-    cleanups.push(() => h.close());
+    const h = shared();
     await ingestDocs(h.service);
     const conversation = await openConversation(h);
-    for (const payload of OWASP_PAYLOADS) {
+    await eachAtOnce(OWASP_PAYLOADS, async (payload) => {
       const res = await h.call(`/chatbots/demo/conversations/${conversation}/messages`, { json: { message: `Widgetron install ${payload}` } });
       expect(res.status, payload).toBe(200);
       expect(executableParts(res.body.data.reply), `${payload} -> ${res.body.data.reply}`).toEqual([]);
-    }
-    await expectInertHistory(conversation, OWASP_PAYLOADS.slice(0, 5).map((p) => `Widgetron install ${p}`));
+    });
+    await expectInertHistory(h, conversation, OWASP_PAYLOADS.slice(0, 5).map((p) => `Widgetron install ${p}`));
   }, 30_000);
 
   it("through knowledge documents quoted by the extractive model", async () => {
-    h = await startHarness({ rateLimit: false });
-    cleanups.push(() => h.close());
+    const h = shared();
     await ingestDocs(
       h.service,
       "demo",
@@ -52,15 +68,16 @@ describe("XSS corpus", () => {
     );
     const conversation = await openConversation(h);
     let answered = 0;
-    for (let i = 0; i < OWASP_PAYLOADS.length; i += 3) {
+    const asked = OWASP_PAYLOADS.map((_, i) => i).filter((i) => i % 3 === 0);
+    await eachAtOnce(asked, async (i) => {
       const res = await h.call(`/chatbots/demo/conversations/${conversation}/messages`, { json: { message: `What does zorblax tip ${i} say?` } });
       expect(res.status).toBe(200);
       if (!res.body.data.cannot_answer) answered++;
       expect(executableParts(res.body.data.reply), res.body.data.reply).toEqual([]);
-    }
+    });
     // The documents were really quoted, so the payloads went through the renderer.
     expect(answered).toBeGreaterThan(20);
-    await expectInertHistory(conversation);
+    await expectInertHistory(h, conversation);
   }, 30_000);
 
   it("through model output (an OpenAI-compatible server answering with the payloads), streaming included", async () => {
@@ -72,16 +89,16 @@ describe("XSS corpus", () => {
       },
     });
     cleanups.push(() => fake.close());
-    h = await startHarness({ rateLimit: false, chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl });
+    const h = await startHarness({ rateLimit: false, chatModel: "openai:fake", openaiBaseUrl: fake.baseUrl });
     cleanups.push(() => h.close());
     await ingestDocs(h.service);
     const conversation = await openConversation(h);
-    for (let i = 0; i < OWASP_PAYLOADS.length; i++) {
+    await eachAtOnce(OWASP_PAYLOADS, async (payload, i) => {
       const res = await h.call(`/chatbots/demo/conversations/${conversation}/messages`, { json: { message: `How do I install Widgetron? payload ${i}` } });
-      expect(res.status, OWASP_PAYLOADS[i]).toBe(200);
+      expect(res.status, payload).toBe(200);
       expect(res.body.data.cannot_answer).toBe(false);
-      expect(executableParts(res.body.data.reply), `${OWASP_PAYLOADS[i]} -> ${res.body.data.reply}`).toEqual([]);
-    }
+      expect(executableParts(res.body.data.reply), `${payload} -> ${res.body.data.reply}`).toEqual([]);
+    });
     // An answer that is nothing but script is empty once sanitised: a model failure, and nothing is stored.
     const scriptOnly = await h.call(`/chatbots/demo/conversations/${conversation}/messages`, { json: { message: "How do I install Widgetron? payload 0 alone" } });
     expect(scriptOnly.status).toBe(500);
@@ -93,19 +110,18 @@ describe("XSS corpus", () => {
     const done = /event: done\ndata: (.*)\n/.exec(streamed.text)?.[1];
     expect(done).toBeDefined();
     expect(executableParts(JSON.parse(done!).data.reply)).toEqual([]);
-    await expectInertHistory(conversation);
+    await expectInertHistory(h, conversation);
   }, 30_000);
 
   it("through operator messages (Markdown rendered like replies)", async () => {
-    h = await startHarness({ rateLimit: false });
-    cleanups.push(() => h.close());
+    const h = shared();
     const conversation = await openConversation(h);
-    for (const payload of OWASP_PAYLOADS) {
+    await eachAtOnce(OWASP_PAYLOADS, async (payload) => {
       const res = await h.call(`/conversations/${conversation}/messages`, { json: { message: `Note: ${payload}`, role: "assistant" } });
       expect(res.status, payload).toBe(201);
       expect(executableParts(res.body.data.content), `${payload} -> ${res.body.data.content}`).toEqual([]);
-    }
-    await expectInertHistory(conversation);
+    });
+    await expectInertHistory(h, conversation);
     const account = await h.call(`/conversations/${conversation}`);
     for (const message of account.body.data.messages) if (message.role === "assistant") expect(executableParts(message.content)).toEqual([]);
   }, 30_000);
