@@ -6,13 +6,20 @@ import { generateApiKey, VISIBLE_PREFIX_LENGTH } from "../../src/core/keys.js";
 import { startServer, type RunningServer } from "../../src/http/server.js";
 import { ingestDocs, openConversation } from "../chat/helpers.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fixtures/fake-openai.js";
-import { request, startHarness, type Harness } from "../support/harness.js";
+import { request, sharedHarness, startHarness, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/*
+ * One service on the default options for the tests that neither spend a rate-limit budget
+ * nor change what another reads (they only add a conversation of their own): a service each
+ * was set-up cost only. Tests of other options, or that close or break their service, start their own.
+ */
+const plain = sharedHarness();
 
 /** A harness plus a second server on the same service whose log lines are captured. */
 async function logged(options: ChatServiceOptions = {}): Promise<{ h: Harness; server: RunningServer; lines: () => any[] }> {
@@ -48,8 +55,7 @@ const until = async (check: () => boolean, seen: () => unknown, ms = 2_000) => {
 
 describe("X-Request-Id", () => {
   it("is echoed when safe, replaced when not, and present on successes, errors, 404s, 405s and malformed URLs", async () => {
-    const h = await startHarness();
-    cleanups.push(() => h.close());
+    const h = plain();
     const echoed = await h.call("/auth/test", { headers: { "x-request-id": "trace-123:abc.DEF_9" } });
     expect(echoed.headers.get("x-request-id")).toBe("trace-123:abc.DEF_9");
 
@@ -98,8 +104,7 @@ describe("GET /healthz", () => {
 
 describe("request limits", () => {
   it("413 for bodies over 1 MB, 400 for invalid JSON, 422 for deep JSON, 415-free JSON only: all in the envelope", async () => {
-    const h = await startHarness();
-    cleanups.push(() => h.close());
+    const h = plain();
     const conversation = await openConversation(h);
     const path = `/chatbots/demo/conversations/${conversation}/messages`;
     const big = await h.call(path, { method: "POST", body: JSON.stringify({ message: "x".repeat(1024 * 1024 + 10) }), headers: { "content-type": "application/json" } });
@@ -116,8 +121,7 @@ describe("request limits", () => {
   });
 
   it("keeps idle connections longer than a load balancer in front does, and says so in Keep-Alive", async () => {
-    const h = await startHarness();
-    cleanups.push(() => h.close());
+    const h = plain();
     const server = await startServer(h.service, { port: 0 });
     cleanups.push(() => server.close());
     const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
@@ -134,8 +138,7 @@ describe("request limits", () => {
   });
 
   it("a client that never finishes its headers is cut off with 408 by the request timeout", async () => {
-    const h = await startHarness();
-    cleanups.push(() => h.close());
+    const h = plain();
     const server = await startServer(h.service, { port: 0, requestTimeoutMs: 300 });
     cleanups.push(() => server.close());
     const started = Date.now();
