@@ -57,16 +57,6 @@ describe("the render worker", () => {
     expect(failures).toEqual([]);
   });
 
-  it("replaces its worker every `recycleAfter` renders without failing or delaying a render", async () => {
-    const { r, failures } = renderer({ recycleAfter: 5 });
-    for (let i = 0; i < 12; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    // Each replacement warms up before it takes over, so at least one recycle happened in 12 renders.
-    await expect.poll(() => r.stats().workersStarted, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
-    for (let i = 0; i < 5; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
-    await expect.poll(() => r.stats().running, { timeout: 15_000 }).toBe(1);
-    expect(failures).toEqual([]);
-  }, 60_000); // Completion, not speed: it loads jsdom in three or four workers one after another.
-
   it("answers a render that takes too long as escaped text, reports it, and recovers", async () => {
     const { r, failures } = renderer({ timeoutMs: 1 });
     // Megabytes of Markdown take far longer than 1 ms to render however fast the machine; a busier one only widens the gap.
@@ -76,13 +66,23 @@ describe("the render worker", () => {
     expect(escapedText(REPLY)).not.toMatch(/<(script|img|a)\b/);
   });
 
-  it("bounds the queue: renders beyond it are answered at once as escaped text", async () => {
-    const { r, failures } = renderer({ maxQueue: 2 });
+  // Both on one renderer, because each worker loads jsdom: a full queue refuses renders without touching the worker that recycling replaces.
+  it("bounds the queue: renders beyond it are answered at once as escaped text; and replaces its worker every `recycleAfter` renders without failing or delaying a render", async () => {
+    const { r, failures } = renderer({ recycleAfter: 5, maxQueue: 2 });
     const out = await Promise.all(Array.from({ length: 5 }, () => r.render(REPLY)));
     expect(out.filter((html) => html === SAFE_REPLY)).toHaveLength(2);
     expect(out.filter((html) => html === escapedText(REPLY))).toHaveLength(3);
     expect(failures).toHaveLength(3);
-  });
+    expect(r.stats().workersStarted).toBe(1);
+
+    // One at a time, so the queue never fills: each render from here must come back rendered.
+    for (let i = 0; i < 12; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    // Each replacement warms up before it takes over, so at least one recycle happened in 12 renders.
+    await expect.poll(() => r.stats().workersStarted, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < 5; i++) expect(await r.render(REPLY)).toBe(SAFE_REPLY);
+    await expect.poll(() => r.stats().running, { timeout: 15_000 }).toBe(1);
+    expect(failures).toHaveLength(3);
+  }, 60_000); // Completion, not speed: it loads jsdom in two workers one after another.
 });
 
 describe("escapedText", () => {
