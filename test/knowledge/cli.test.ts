@@ -1,40 +1,51 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, it as base } from "vitest";
 import { createChatService } from "../../src/service.js";
-import { runCli } from "../support/cli.js";
+import { runCli, type CliResult } from "../support/cli.js";
 import { tempDir } from "../support/harness.js";
 import { startTestServer } from "./helpers.js";
 
-let dir: string;
-let cleanup: () => void;
-let db: string;
-const cli = (args: string[], env: Record<string, string> = {}) => runCli(["--db", db, ...args], { env });
-
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-  db = join(dir, "cli.db");
-});
-afterEach(() => cleanup());
-
-/**
- * What these tests start from, made through the library: an organisation with an empty `demo` chatbot (and with
- * `document`, one document embedded by the default embedder). `init` itself is run by the first test only.
- */
-async function setUp(document?: { name: string; content: string }): Promise<void> {
-  const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
-  try {
-    const org = await service.orgs.create({ name: "Acme" });
-    await service.chatbots.create({ organization_id: org.id, slug: "demo", name: "Demo" });
-    if (document) await service.knowledge.ingest("demo", [document]);
-  } finally {
-    await service.close();
-  }
+/** One test's own folder and database, so that the tests can run at the same time. */
+interface Workspace {
+  dir: string;
+  cli(args: string[], env?: Record<string, string>): Promise<CliResult>;
+  /**
+   * What the test starts from, made through the library: an organisation with an empty `demo` chatbot (and with
+   * `document`, one document embedded by the default embedder). `init` itself is run by the first test only.
+   */
+  setUp(document?: { name: string; content: string }): Promise<void>;
 }
 
-// Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds.
-describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
-  it("ingests a folder, lists, removes and reindexes, with --json printing one object", async () => {
+const it = base.extend<{ ws: Workspace }>({
+  ws: async ({}, use) => {
+    const { dir, cleanup } = tempDir();
+    const db = join(dir, "cli.db");
+    try {
+      await use({
+        dir,
+        cli: (args, env = {}) => runCli(["--db", db, ...args], { env }),
+        async setUp(document) {
+          const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
+          try {
+            const org = await service.orgs.create({ name: "Acme" });
+            await service.chatbots.create({ organization_id: org.id, slug: "demo", name: "Demo" });
+            if (document) await service.knowledge.ingest("demo", [document]);
+          } finally {
+            await service.close();
+          }
+        },
+      });
+    } finally {
+      cleanup();
+    }
+  },
+});
+
+// Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds. The tests share
+// nothing, so they run at the same time, and so do the commands within a test whose order does not matter.
+describe.concurrent("chatsvc ingest and kb", { timeout: 60_000 }, () => {
+  it("ingests a folder, lists, removes and reindexes, with --json printing one object", async ({ expect, ws: { cli, dir } }) => {
     expect((await cli(["init", "--json"])).json().knowledge).toMatchObject({ documents: 10 });
     const docs = join(dir, "docs");
     mkdirSync(docs);
@@ -47,28 +58,33 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     expect(ingested.stderr).toBe("");
     expect(ingested.json()).toMatchObject({ added: 2, updated: 0, skipped: 0, skipped_inputs: [], failed: [], chunks: 2, ms: expect.any(Number) });
 
-    const human = await cli(["ingest", "demo", docs, join(dir, "missing.md")]);
+    // Ingesting the same files again changes no document, so the listings run beside it.
+    const [human, listedJson, table] = await Promise.all([
+      cli(["ingest", "demo", docs, join(dir, "missing.md")]),
+      cli(["kb", "list", "demo", "--json"]),
+      cli(["kb", "list", "demo"]),
+    ]);
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/^Ingested into "demo": 0 added, 0 updated, 2 unchanged or duplicate, 0 skipped, 1 failed; 0 chunks in \d+\.\d s\.\n  failed: .*missing\.md: no such file or folder\n$/);
 
-    const listed = (await cli(["kb", "list", "demo", "--json"])).json() as { id: number; name: string }[];
+    const listed = listedJson.json() as { id: number; name: string }[];
     expect(listed.map((d) => d.name)).toEqual(expect.arrayContaining(["a.md", "b.txt", "quick-start.md"]));
-    const table = await cli(["kb", "list", "demo"]);
     expect(table.stdout.split("\n")[0]).toMatch(/^id\s+name\s+type\s+chunk_count\s+bytes\s+updated_at\s+source$/);
 
     const target = listed.find((d) => d.name === "a.md")!;
     expect((await cli(["kb", "remove", "demo", String(target.id), "--json"])).json()).toEqual({ removed: target.id, chatbot: "demo" });
-    const again = await cli(["kb", "remove", "demo", String(target.id)]);
+    // Reindexing re-embeds chunks and leaves the documents as they are, so the second removal runs beside it.
+    const [again, reindexedJson] = await Promise.all([cli(["kb", "remove", "demo", String(target.id)]), cli(["kb", "reindex", "--json"])]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toMatch(/^error: Document \d+ not found/);
 
-    const reindexed = (await cli(["kb", "reindex", "--json"])).json();
+    const reindexed = reindexedJson.json();
     expect(reindexed).toMatchObject({ embedder: "hash", chunks: expect.any(Number) });
     expect(reindexed.chunks).toBeGreaterThan(1);
     expect((await cli(["kb", "reindex", "demo"])).stdout).toMatch(/^Re-embedded \d+ chunks with "hash" in \d+\.\d s\.\n$/);
   });
 
-  it("lists a folder's unsupported files and empty files as skipped, with the reason, and exits 0", async () => {
+  it("lists a folder's unsupported files and empty files as skipped, with the reason, and exits 0", async ({ expect, ws: { cli, dir, setUp } }) => {
     await setUp();
     const docs = join(dir, "docs");
     mkdirSync(docs);
@@ -100,7 +116,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     });
   });
 
-  it("ingests a folder of many files, read and embedded in the ingestion worker beside the built CLI, as a folder of a few", async () => {
+  it("ingests a folder of many files, read and embedded in the ingestion worker beside the built CLI, as a folder of a few", async ({ expect, ws: { cli, dir, setUp } }) => {
     await setUp();
     const docs = join(dir, "many");
     mkdirSync(docs);
@@ -110,20 +126,25 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     const ingested = await cli(["ingest", "demo", docs, "--json"]);
     expect(ingested.code).toBe(1);
     expect(ingested.json()).toMatchObject({ added: 70, skipped: 0, chunks: 70, failed: [{ input: join(docs, "broken.json"), error: expect.stringContaining("invalid JSON") }] });
-    expect((await cli(["ingest", "demo", docs, "--json"])).json()).toMatchObject({ added: 0, skipped: 70, chunks: 0 });
-    const listed = (await cli(["kb", "list", "demo", "--json"])).json() as { name: string; chunk_count: number }[];
+    // Listing reads what the first run stored whatever the second (which stores nothing) is doing.
+    const [again, listedJson] = await Promise.all([cli(["ingest", "demo", docs, "--json"]), cli(["kb", "list", "demo", "--json"])]);
+    expect(again.json()).toMatchObject({ added: 0, skipped: 70, chunks: 0 });
+    const listed = listedJson.json() as { name: string; chunk_count: number }[];
     expect(listed.map((d) => d.name)).toEqual(Array.from({ length: 70 }, (_, i) => `page-${String(i).padStart(2, "0")}.md`));
   });
 
-  it("refuses an embedder switch without reindex, naming the command", async () => {
+  it("refuses an embedder switch without reindex, naming the command", async ({ expect, ws: { cli, dir, setUp } }) => {
     await setUp({ name: "hours.md", content: "Opening hours\n\nThe shop opens at nine." });
-    const res = await cli(["ingest", "demo", join(dir)], { CHATSVC_EMBED_MODEL: "ollama:nomic-embed-text", OLLAMA_HOST: "http://127.0.0.1:9" });
+    const [res, unknown] = await Promise.all([
+      cli(["ingest", "demo", join(dir)], { CHATSVC_EMBED_MODEL: "ollama:nomic-embed-text", OLLAMA_HOST: "http://127.0.0.1:9" }),
+      cli(["ingest", "nope", dir]),
+    ]);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain("chatsvc kb reindex");
-    expect((await cli(["ingest", "nope", dir])).stderr).toMatch(/^error: Chatbot nope not found/);
+    expect(unknown.stderr).toMatch(/^error: Chatbot nope not found/);
   });
 
-  it("refuses loopback URLs unless --allow-private-urls or CHATSVC_INGEST_ALLOW_PRIVATE=1 opts in", async () => {
+  it("refuses loopback URLs unless --allow-private-urls or CHATSVC_INGEST_ALLOW_PRIVATE=1 opts in", async ({ expect, ws: { cli, setUp } }) => {
     await setUp();
     const pages = await startTestServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`Intranet page ${req.url} about the canteen menu.`));
     try {
@@ -132,9 +153,14 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
       expect(refused.json()).toMatchObject({ added: 0, failed: [{ input: `${pages.url}/a`, error: "refused: 127.0.0.1 is not a public address (loopback)" }] });
       expect(pages.hits).toBe(0);
 
-      expect((await cli(["ingest", "demo", `${pages.url}/a`, "--allow-private-urls", "--json"])).json()).toMatchObject({ added: 1, failed: [] });
-      expect((await cli(["ingest", "demo", `${pages.url}/b`, "--json"], { CHATSVC_INGEST_ALLOW_PRIVATE: "1" })).json()).toMatchObject({ added: 1, failed: [] });
-      const invalid = await cli(["ingest", "demo", `${pages.url}/c`], { CHATSVC_INGEST_ALLOW_PRIVATE: "maybe" });
+      // Each opt-in fetches a page of its own.
+      const [flag, env, invalid] = await Promise.all([
+        cli(["ingest", "demo", `${pages.url}/a`, "--allow-private-urls", "--json"]),
+        cli(["ingest", "demo", `${pages.url}/b`, "--json"], { CHATSVC_INGEST_ALLOW_PRIVATE: "1" }),
+        cli(["ingest", "demo", `${pages.url}/c`], { CHATSVC_INGEST_ALLOW_PRIVATE: "maybe" }),
+      ]);
+      expect(flag.json()).toMatchObject({ added: 1, failed: [] });
+      expect(env.json()).toMatchObject({ added: 1, failed: [] });
       expect(invalid.code).not.toBe(0);
       expect(invalid.stderr).toContain("ingest.allowPrivateNetworks must be a boolean");
     } finally {
@@ -142,7 +168,7 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
     }
   });
 
-  it("kb sync re-fetches web documents and reports what changed; a failed page exits 1; sitemaps ingest with a bound", async () => {
+  it("kb sync re-fetches web documents and reports what changed; a failed page exits 1; sitemaps ingest with a bound", async ({ expect, ws: { cli, setUp } }) => {
     await setUp();
     const texts = new Map([
       ["/a", "Page a about the rooftop garden."],
@@ -174,12 +200,11 @@ describe("chatsvc ingest and kb", { timeout: 60_000 }, () => {
       });
 
       texts.set("/a", "broken");
-      const human = await cli(["kb", "sync", "demo", "--allow-private-urls"]);
+      const [human, unknown] = await Promise.all([cli(["kb", "sync", "demo", "--allow-private-urls"]), cli(["kb", "sync", "nope"])]);
       expect(human.code).toBe(1);
       expect(human.stdout).toMatch(
         /^Synced "demo": 2 web documents checked, 0 added from sitemaps, 1 unchanged, 0 updated, 0 removed, 1 failed; 0 chunks in \d+\.\d s\.\n {2}failed: http:\/\/127\.0\.0\.1:\d+\/a: HTTP 500 Internal Server Error \(kept\)\n$/,
       );
-      const unknown = await cli(["kb", "sync", "nope"]);
       expect(unknown.code).not.toBe(0);
       expect(unknown.stderr).toMatch(/^error: Chatbot nope not found/);
     } finally {

@@ -32,32 +32,39 @@ afterAll(() => cleanup());
 describe("chatsvc export, visitors erase, audit list, orgs update --retention-days", { timeout: 60_000 }, () => {
   it("exports to a private file or stdout, scoped to one organisation", async () => {
     const file = join(dir, "conversations.csv");
-    const written = await cli(["export", "conversations", "--org", String(acme), "--format", "csv", "--out", file]);
+    // Three reads of the same records: they run at the same time.
+    const [written, jsonl, ambiguous] = await Promise.all([
+      cli(["export", "conversations", "--org", String(acme), "--format", "csv", "--out", file]),
+      cli(["export", "conversations", "--chatbot", "other-bot"]),
+      cli(["export", "leads"]),
+    ]);
     expect(written.stderr).toBe("");
     expect(written.code).toBe(0);
     expect(written.stdout).toBe("");
     expect(statSync(file).mode & 0o077).toBe(0);
     expect(csvObjects(readFileSync(file, "utf8")).map((r) => r.content)).toEqual(["'=1+1, and \"more\""]);
 
-    const lines = (await cli(["export", "conversations", "--chatbot", "other-bot"])).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = jsonl.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(lines.map((l) => l.messages[0].content)).toEqual(["theirs"]);
-    const ambiguous = await cli(["export", "leads"]);
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr).toMatch(/2 organisations: name one with --org/);
   });
 
   it("erases a visitor in one organisation and audits it with the command as the actor", async () => {
-    const erased = await cli(["visitors", "erase", "--org", String(acme), "--visitor-id", "v-1", "--json"]);
+    // The refused erasure selects nothing, so it runs beside the real one.
+    const [erased, neither] = await Promise.all([
+      cli(["visitors", "erase", "--org", String(acme), "--visitor-id", "v-1", "--json"]),
+      cli(["visitors", "erase", "--org", String(acme)]),
+    ]);
     expect(erased.code).toBe(0);
     expect(erased.json()).toEqual({ conversations: 1, messages: 1, leads: 1, webhook_deliveries: 0 });
-
-    const neither = await cli(["visitors", "erase", "--org", String(acme)]);
     expect(neither.code).toBe(1);
     expect(neither.stderr).toMatch(/exactly one of visitor_id or email/);
 
-    const audit = (await cli(["audit", "list", "--org", String(acme), "--json"])).json();
+    const [auditJson, auditTable] = await Promise.all([cli(["audit", "list", "--org", String(acme), "--json"]), cli(["audit", "list"])]);
+    const audit = auditJson.json();
     expect(audit).toEqual([expect.objectContaining({ action: "visitor_erased", actor: "cli visitors erase", detail: { selector: "visitor_id" }, counts: erased.json() })]);
-    expect((await cli(["audit", "list"])).stdout).toMatch(/visitor_erased\s+cli visitors erase\s+selector=visitor_id\s+1 conversations, 1 messages, 1 leads, 0 deliveries/);
+    expect(auditTable.stdout).toMatch(/visitor_erased\s+cli visitors erase\s+selector=visitor_id\s+1 conversations, 1 messages, 1 leads, 0 deliveries/);
   });
 
   it("sets and clears an organisation's retention", async () => {
