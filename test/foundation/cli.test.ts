@@ -1,38 +1,18 @@
 import { join } from "node:path";
 import { describe, it as base } from "vitest";
-import { createChatService, type ChatService } from "../../src/service.js";
-import { runCli, type CliResult } from "../support/cli.js";
-import { tempDir } from "../support/harness.js";
+import type { ChatService } from "../../src/service.js";
+import { inCliWorkspace, runCli, type CliResult } from "../support/cli.js";
 
 /** One test's own folder and database, so that the tests can run at the same time. */
 interface Workspace {
   dir: string;
   cli(...args: string[]): Promise<CliResult>;
   /** Records the test starts from, made through the library (the commands that make them have their own test). */
-  given(make: (service: ChatService) => Promise<unknown>): Promise<void>;
+  given(make: (service: ChatService) => Promise<unknown>): Promise<unknown>;
 }
 
 const it = base.extend<{ ws: Workspace }>({
-  ws: async ({}, use) => {
-    const { dir, cleanup } = tempDir();
-    const db = join(dir, "cli.db");
-    try {
-      await use({
-        dir,
-        cli: (...args) => runCli(["--db", db, ...args]),
-        async given(make) {
-          const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
-          try {
-            await make(service);
-          } finally {
-            await service.close();
-          }
-        },
-      });
-    } finally {
-      cleanup();
-    }
-  },
+  ws: async ({}, use) => inCliWorkspace(({ dir, cli, withService }) => use({ dir, cli: (...args) => cli(args), given: withService })),
 });
 const orgA = (service: ChatService) => service.orgs.create({ name: "A" });
 

@@ -1,9 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it as base } from "vitest";
-import { createChatService } from "../../src/service.js";
-import { runCli, type CliResult } from "../support/cli.js";
-import { tempDir } from "../support/harness.js";
+import { inCliWorkspace, runCli, type CliResult } from "../support/cli.js";
 import { startTestServer } from "./helpers.js";
 
 /** One test's own folder and database, so that the tests can run at the same time. */
@@ -18,28 +16,19 @@ interface Workspace {
 }
 
 const it = base.extend<{ ws: Workspace }>({
-  ws: async ({}, use) => {
-    const { dir, cleanup } = tempDir();
-    const db = join(dir, "cli.db");
-    try {
-      await use({
+  ws: async ({}, use) =>
+    inCliWorkspace(({ dir, cli, withService }) =>
+      use({
         dir,
-        cli: (args, env = {}) => runCli(["--db", db, ...args], { env }),
-        async setUp(document) {
-          const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
-          try {
+        cli,
+        setUp: (document) =>
+          withService(async (service) => {
             const org = await service.orgs.create({ name: "Acme" });
             await service.chatbots.create({ organization_id: org.id, slug: "demo", name: "Demo" });
             if (document) await service.knowledge.ingest("demo", [document]);
-          } finally {
-            await service.close();
-          }
-        },
-      });
-    } finally {
-      cleanup();
-    }
-  },
+          }),
+      }),
+    ),
 });
 
 // Runs the real binary several times per test; on a loaded 2-core machine a spawn can take seconds. The tests share

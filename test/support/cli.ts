@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { createChatService, type ChatService } from "../../src/service.js";
 import { eventually } from "../webhooks/support/receiver.js";
 import { TEST_CLI_DIR } from "./build-cli.js";
+import { tempDir } from "./harness.js";
 
 export interface CliResult {
   code: number | null;
@@ -29,6 +31,37 @@ export function runCli(args: string[], { env = {}, cwd }: { env?: Record<string,
 }
 
 /** A running `chatsvc serve` process and where it listens. */
+/** A test's own folder and SQLite file for the CLI, so that CLI tests can run at the same time. */
+export interface CliWorkspace {
+  dir: string;
+  /** Runs the CLI on this workspace's database. */
+  cli(args: string[], env?: Record<string, string>): Promise<CliResult>;
+  /** Opens the library on the same database for `run`, then closes it: records a test starts from, made without the CLI. */
+  withService<T>(run: (service: ChatService) => Promise<T>): Promise<T>;
+}
+
+/** Gives `use` a fresh {@link CliWorkspace} and removes its folder afterwards (the body of a vitest fixture). */
+export async function inCliWorkspace(use: (workspace: CliWorkspace) => Promise<void>): Promise<void> {
+  const { dir, cleanup } = tempDir();
+  const db = join(dir, "cli.db");
+  try {
+    await use({
+      dir,
+      cli: (args, env = {}) => runCli(["--db", db, ...args], { env }),
+      async withService(run) {
+        const service = await createChatService({ db, env: {}, logLevel: "warn", renderWorker: false });
+        try {
+          return await run(service);
+        } finally {
+          await service.close();
+        }
+      },
+    });
+  } finally {
+    cleanup();
+  }
+}
+
 export interface ServeProcess {
   url: string;
   child: ChildProcess;
