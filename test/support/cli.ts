@@ -30,7 +30,6 @@ export function runCli(args: string[], { env = {}, cwd }: { env?: Record<string,
   });
 }
 
-/** A running `chatsvc serve` process and where it listens. */
 /** A test's own folder and SQLite file for the CLI, so that CLI tests can run at the same time. */
 export interface CliWorkspace {
   dir: string;
@@ -62,6 +61,7 @@ export async function inCliWorkspace(use: (workspace: CliWorkspace) => Promise<v
   }
 }
 
+/** A running `chatsvc serve` process and where it listens. */
 export interface ServeProcess {
   url: string;
   child: ChildProcess;
