@@ -157,9 +157,13 @@ function dropDatabase(adminUrl: string, name: string): Promise<void> {
 export async function cloneTestDatabase(adminUrl: string, template: string): Promise<{ url: string; drop(): Promise<void> }> {
   const key = `${adminUrl} ${template}`;
   const name = (await takeRecycled(key)) ?? (await takeClone(adminUrl, template, key));
+  let givenBack = false;
   return {
     url: databaseUrl(adminUrl, name),
     drop: async () => {
+      // Given back twice, it would go to two tests.
+      if (givenBack) return;
+      givenBack = true;
       const snapshot = snapshots.get(key)!;
       const queue = recycled.get(key) ?? [];
       recycled.set(key, queue);
