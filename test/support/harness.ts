@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatServiceOptions } from "../../src/core/config.js";
@@ -73,14 +73,17 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
   const { dir, cleanup } = tempDir();
   // Request log lines at info would bury test output; failures (warn, error) still show.
   const serviceOptions = { ...SEED_OPTIONS, ...options };
-  const seeded = testEngine === "postgres" && seedFits(serviceOptions);
+  const fits = seedFits(serviceOptions);
+  const seeded = testEngine === "postgres" && fits;
   const database = await testDatabase(dir, undefined, { seeded });
   const dbFile = database.options.db;
+  const sqliteSeed = testEngine === "sqlite" && fits ? await seededSqliteFile() : undefined;
+  if (sqliteSeed) writeFileSync(dbFile, sqliteSeed.bytes, { mode: 0o600 });
   // Harnesses render in this thread. Its first reply would load jsdom synchronously while the model call runs,
   // holding the event loop past a test's short model deadline on a busy machine: load it here, once per worker.
   if (serviceOptions.renderWorker === false) await loadHtmlRenderer();
   const service = await createChatService({ ...serviceOptions, ...database.options });
-  const tenant = seeded ? inject("pgSeeded").tenant : await service.bootstrap(HARNESS_TENANT);
+  const tenant = seeded ? inject("pgSeeded").tenant : (sqliteSeed?.tenant ?? (await service.bootstrap(HARNESS_TENANT)));
   const server = await startServer(service, { port: 0, onUnexpectedError: (e) => console.error(e) });
   const api = `${server.url}/api/v1`;
   return {
@@ -99,6 +102,34 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
       cleanup();
     },
   };
+}
+
+let sqliteSeed: Promise<{ bytes: Buffer; tenant: BootstrapResult }> | undefined;
+
+/**
+ * This process's SQLite database after the harness's first-run setup, made once and written out for each harness:
+ * the SQLite counterpart of the seeded PostgreSQL template (migrating and setting up were most of a harness's start).
+ * Kept in memory, so nothing is left behind when the test runner ends its worker.
+ */
+function seededSqliteFile(): Promise<{ bytes: Buffer; tenant: BootstrapResult }> {
+  return (sqliteSeed ??= (async () => {
+    const { dir, cleanup } = tempDir("chatsvc-seed-");
+    try {
+      const file = join(dir, "seeded.db");
+      const service = await createChatService({ ...SEED_OPTIONS, db: file });
+      let tenant: BootstrapResult;
+      try {
+        tenant = JSON.parse(JSON.stringify(await service.bootstrap(HARNESS_TENANT))) as BootstrapResult;
+      } finally {
+        await service.close();
+      }
+      // Closing the last connection writes the log into the file: the file is the whole database.
+      if (existsSync(`${file}-wal`)) throw new Error(`${file}-wal is left after closing the seeded database`);
+      return { bytes: readFileSync(file), tenant };
+    } finally {
+      cleanup();
+    }
+  })());
 }
 
 /**
