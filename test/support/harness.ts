@@ -104,7 +104,7 @@ export async function startHarness(options: ChatServiceOptions = {}): Promise<Ha
   };
 }
 
-let sqliteSeed: Promise<{ bytes: Buffer; tenant: BootstrapResult }> | undefined;
+let seededSqlite: Promise<{ bytes: Buffer; tenant: BootstrapResult }> | undefined;
 
 /**
  * This process's SQLite database after the harness's first-run setup, made once and written out for each harness:
@@ -112,7 +112,7 @@ let sqliteSeed: Promise<{ bytes: Buffer; tenant: BootstrapResult }> | undefined;
  * Kept in memory, so nothing is left behind when the test runner ends its worker.
  */
 function seededSqliteFile(): Promise<{ bytes: Buffer; tenant: BootstrapResult }> {
-  return (sqliteSeed ??= (async () => {
+  return (seededSqlite ??= (async () => {
     const { dir, cleanup } = tempDir("chatsvc-seed-");
     try {
       const file = join(dir, "seeded.db");

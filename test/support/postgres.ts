@@ -130,7 +130,6 @@ async function recycle(adminUrl: string, name: string, snapshot: Promise<Snapsho
     await client.query(script.join(";\n"));
     return name;
   } catch {
-    await client.end().catch(() => {});
     void dropDatabase(adminUrl, name);
     return undefined;
   } finally {
