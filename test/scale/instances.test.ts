@@ -61,7 +61,6 @@ function call(instance: Instance, path: string, key: string, init: RequestInit &
   return request(`${instance.url}/api/v1${path}`, { ...init, key });
 }
 
-/** Runs `tasks` with at most `width` in flight. */
 /**
  * When the request that first showed `seen` was sent, or undefined: "seen by every instance within a second"
  * is about when a request finds the change, not how long a chat turn then takes on a busy machine.
@@ -71,6 +70,7 @@ async function sentWhen(send: () => Promise<ApiResponse>, seen: (res: ApiRespons
   return seen(await send()) ? sent : undefined;
 }
 
+/** Runs `tasks` with at most `width` in flight. */
 async function inParallel<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let started = 0;
