@@ -45,11 +45,8 @@ export function createKnowledge(
 
   // Ingestion, reindexing and sync load on use: their loaders (HTML and sitemap parsing, fetching) are most of the
   // knowledge code, and a service that only searches, or a CLI command that lists keys, never runs them.
-  const ingestion = () => import("./ingest.js");
-  const syncing = () => import("./sync.js");
-
   return {
-    ingest: async (slug, inputs, options) => (await ingestion()).ingest(deps, await idOf(slug), inputs, options),
+    ingest: async (slug, inputs, options) => (await import("./ingest.js")).ingest(deps, await idOf(slug), inputs, options),
     search: async (slug, query, options) => searchChatbot(await idOf(slug), query, options),
     searchChatbot,
     list: async (slug) => store.documents(await idOf(slug)),
@@ -58,7 +55,7 @@ export function createKnowledge(
     },
     reindex: async (slug) => (await import("./reindex.js")).reindex(deps, slug === undefined ? "all" : [await idOf(slug)]),
     hasKnowledge: (chatbotId) => store.hasChunks(chatbotId),
-    sync: async (slug, options) => (await syncing()).syncChatbot(deps, await idOf(slug), options),
+    sync: async (slug, options) => (await import("./sync.js")).syncChatbot(deps, await idOf(slug), options),
     syncAll: (options) => rounds.syncAll(options),
     onSyncRound: (listener) => rounds.onSyncRound(listener),
     closestQuestion,
