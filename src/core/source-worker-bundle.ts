@@ -9,7 +9,7 @@ type Esbuild = typeof import("esbuild");
 
 interface Bundle {
   url: URL;
-  /** Every source file in the bundle with its modification time when bundled. */
+  /** Every source file in the bundle with its modification time when bundled (NaN: it changed meanwhile). */
   inputs: [path: string, mtimeMs: number][];
 }
 
@@ -31,6 +31,7 @@ export function sourceWorkerBundle(entry: URL): URL {
   if (known && known.inputs.every(([path, mtimeMs]) => mtime(path) === mtimeMs)) return known.url;
   const root = packageRoot();
   const esbuild = createRequire(import.meta.url)("esbuild") as Esbuild;
+  const startedMs = Date.now();
   const built = esbuild.buildSync({
     entryPoints: [key],
     absWorkingDir: root,
@@ -54,7 +55,12 @@ export function sourceWorkerBundle(entry: URL): URL {
     writeFileSync(partial, code);
     renameSync(partial, file);
   }
-  const inputs = Object.keys(built.metafile.inputs).map((path): [string, number] => [join(root, path), mtime(join(root, path)) ?? 0]);
+  const inputs = Object.keys(built.metafile.inputs).map((relative): [string, number] => {
+    const path = join(root, relative);
+    const modified = mtime(path) ?? 0;
+    // Saved while esbuild read it: what the bundle holds is unknown, so the next start bundles again.
+    return [path, modified >= startedMs ? Number.NaN : modified];
+  });
   const bundle = { url: pathToFileURL(file), inputs };
   bundles.set(key, bundle);
   return bundle.url;
