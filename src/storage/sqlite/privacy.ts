@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AuditRecord, DeletedCounts, NewAuditEntry, PrivacyStore, VisitorSelector } from "../../core/storage/index.js";
 import type { Sqlite } from "./open.js";
 
@@ -63,19 +64,31 @@ export function createPrivacyStore(sqlite: Sqlite): PrivacyStore {
   });
 
   /**
-   * Runs a deletion so that what it deletes is gone from the files too: `secure_delete = ON` zeroes
-   * whole freed pages as well (FAST, the connection's mode, skips those), and a truncating checkpoint
-   * then empties the WAL, whose older frames still hold the rows. The checkpoint is best effort: a
-   * reader in another process can keep frames until the next checkpoint.
+   * Empties the WAL, whose older frames still hold deleted rows. While another connection checkpoints
+   * (the checkpoint worker's during bulk writes, another process's), SQLite answers busy at once without
+   * calling the busy handler, so this tries again until the connection's busy timeout has passed; waiting
+   * for readers is the busy handler's. Best effort still: a reader in another process that holds its
+   * snapshot longer keeps those frames until a later truncating checkpoint.
    */
-  const scrubbing = <T>(run: () => T): T => {
+  const emptyLog = async () => {
+    const deadline = performance.now() + (sqlite.pragma("busy_timeout", { simple: true }) as number);
+    while ((sqlite.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[])[0]!.busy === 1 && performance.now() < deadline) await sleep(10);
+  };
+
+  /**
+   * Runs a deletion so that what it deletes is gone from the files too: `secure_delete = ON` zeroes
+   * whole freed pages as well (FAST, the connection's mode, skips those), and the log is emptied after.
+   */
+  const scrubbing = async <T>(run: () => T): Promise<T> => {
     sqlite.pragma("secure_delete = ON");
+    let result: T;
     try {
-      return run();
+      result = run();
     } finally {
       sqlite.pragma("secure_delete = FAST");
-      sqlite.pragma("wal_checkpoint(TRUNCATE)");
     }
+    await emptyLog();
+    return result;
   };
 
   return {
