@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { createChatService, internalsOf } from "../../src/service.js";
 import { seedTenant } from "../support/storage-seed.js";
-import { cloneTestDatabase, testDatabaseUrl, withAdmin } from "../support/postgres.js";
+import { cloneTestDatabase, RESET_APPLICATION, testDatabaseUrl, withAdmin } from "../support/postgres.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -10,7 +10,11 @@ afterEach(async () => {
 
 async function connectionsTo(url: string): Promise<number> {
   const name = new URL(url).pathname.slice(1);
-  return withAdmin(testDatabaseUrl(), async (c) => (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name])).rows[0]!.n);
+  return withAdmin(
+    testDatabaseUrl(),
+    async (c) =>
+      (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2", [name, RESET_APPLICATION])).rows[0]!.n,
+  );
 }
 
 describe("the PostgreSQL pool of an instance", () => {

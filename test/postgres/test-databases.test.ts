@@ -62,6 +62,23 @@ describe("PostgreSQL test databases given back", () => {
     await second.drop();
   });
 
+  it("are reset and handed out again after a test ended every connection to them, the reset's own included", async () => {
+    const first = await cloneTestDatabase(admin, template);
+    await first.drop();
+    const second = await cloneTestDatabase(admin, template);
+    expect(second.url).toBe(first.url);
+    const name = new URL(second.url).pathname.slice(1);
+    const ended = await withAdmin(admin, async (c) => (await c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name])).rowCount);
+    expect(ended).toBeGreaterThan(0);
+    await withAdmin(second.url, (c) => c.query("DELETE FROM chatbots"));
+    await second.drop();
+
+    const third = await cloneTestDatabase(admin, template);
+    expect(third.url).toBe(first.url);
+    expect(await state(third.url)).toEqual(fresh);
+    await third.drop();
+  });
+
   it("are not handed out again once a test changed their schema", async () => {
     const first = await cloneTestDatabase(admin, template);
     await withAdmin(first.url, (c) => c.query("ALTER TABLE chatbots ADD COLUMN left_behind integer"));

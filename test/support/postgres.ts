@@ -100,6 +100,38 @@ async function readSnapshot(url: string): Promise<Snapshot> {
   }
 }
 
+/** How the connections kept for resets name themselves (tests that count a database's connections leave them out). */
+export const RESET_APPLICATION = "chatsvc-test-reset";
+
+/**
+ * A connection to each database given back, kept for its next reset: opening one, and its first look at the
+ * catalogs, cost more than the reset's own work. A test that ended it (or the run's teardown, dropping the
+ * database) makes the next reset open another.
+ */
+const resetConnections = new Map<string, Promise<pg.Client>>();
+
+function resetConnection(adminUrl: string, name: string): Promise<pg.Client> {
+  let kept = resetConnections.get(name);
+  if (!kept) {
+    const client = new pg.Client({ connectionString: databaseUrl(adminUrl, name), application_name: RESET_APPLICATION });
+    const forget = () => {
+      if (resetConnections.get(name) === kept) resetConnections.delete(name);
+    };
+    client.on("error", forget);
+    client.on("end", forget);
+    kept = client.connect().then(() => client);
+    kept.catch(forget);
+    resetConnections.set(name, kept);
+  }
+  return kept;
+}
+
+function closeResetConnection(name: string): Promise<void> {
+  const kept = resetConnections.get(name);
+  resetConnections.delete(name);
+  return kept?.then((client) => client.end()).catch(() => {}) ?? Promise.resolve();
+}
+
 /**
  * Puts a database a test gave back into its template's state, for the next test: ends its connections,
  * checks that its schema is the template's, empties every table and writes the template's rows and sequence
@@ -108,10 +140,9 @@ async function readSnapshot(url: string): Promise<Snapshot> {
  * reset (a test changed its schema, or the user may not replay rows past their triggers): then it is dropped.
  */
 async function recycle(adminUrl: string, name: string, snapshot: Promise<Snapshot>): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: databaseUrl(adminUrl, name) });
   try {
     const template = await snapshot;
-    await client.connect();
+    const client = await resetConnection(adminUrl, name);
     await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
     const { rows: [{ schema }] } = await client.query<{ schema: string }>(SCHEMA);
     if (schema !== template.schema) throw new Error(`${name}: a test changed its schema`);
@@ -130,10 +161,9 @@ async function recycle(adminUrl: string, name: string, snapshot: Promise<Snapsho
     await client.query(script.join(";\n"));
     return name;
   } catch {
+    await closeResetConnection(name);
     void dropDatabase(adminUrl, name);
     return undefined;
-  } finally {
-    await client.end().catch(() => {});
   }
 }
 
