@@ -9,7 +9,7 @@ export const testEngine: "sqlite" | "postgres" = process.env.CHATSVC_TEST_ENGINE
 
 export interface TestDatabase {
   /** What to hand `createChatService` (and the CLI) to open it. */
-  options: { db: string; database?: string };
+  options: { db: string; database?: string; databasePoolSize?: number };
   /** `--db` or `--database-url` with its value, for CLI runs. */
   cliArgs: string[];
   /** Drops a PostgreSQL database; a SQLite file goes with its temp dir. */
@@ -29,7 +29,9 @@ export async function testDatabase(dir: string, file = "chatsvc.db", { seeded = 
   const db = join(dir, file);
   if (testEngine === "sqlite") return { options: { db }, cliArgs: ["--db", db], drop: async () => {} };
   const clone = await cloneTestDatabase(testDatabaseUrl(), seeded ? inject("pgSeeded").template : inject("pgTemplate"));
-  return { options: { db, database: clone.url }, cliArgs: ["--database-url", clone.url], drop: clone.drop };
+  // Services opened with `env: {}` (as harnesses are) do not read the project's CHATSVC_DATABASE_POOL_SIZE themselves.
+  const poolSize = Number(process.env.CHATSVC_DATABASE_POOL_SIZE) || undefined;
+  return { options: { db, database: clone.url, databasePoolSize: poolSize }, cliArgs: ["--database-url", clone.url], drop: clone.drop };
 }
 
 /**
