@@ -4,8 +4,26 @@ import { ingestDocs } from "../chat/helpers.js";
 import { addTenant, request, type ApiResponse, type Harness } from "../support/harness.js";
 import { sqlOf } from "../support/sql.js";
 
-/** Tables whose rows the API can change; knowledge tables are written only by ingestion, which has no endpoint. */
-const MUTABLE_TABLES = ["organizations", "users", "api_keys", "chatbots", "conversations", "messages", "leads", "credit_ledger", "webhooks", "webhook_deliveries", "settings"];
+/**
+ * Tables whose rows the API can change; knowledge tables are written only by ingestion, which has no endpoint.
+ * Tables derived from these by triggers (daily counters, unanswered questions, citations) follow them.
+ */
+const MUTABLE_TABLES = [
+  "organizations",
+  "users",
+  "api_keys",
+  "chatbots",
+  "conversations",
+  "messages",
+  "leads",
+  "credit_ledger",
+  "webhooks",
+  "webhook_deliveries",
+  "settings",
+  "corrections",
+  "widget_budgets",
+  "audit_log",
+];
 
 /**
  * A digest of every row the API can change. `api_keys.last_used_at` is left
