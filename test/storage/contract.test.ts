@@ -24,7 +24,9 @@ const SQLITE = {
 const POSTGRES = {
   name: "postgres",
   async open(options: StorageOptions): Promise<Storage> {
-    const database = await testDatabase(tempDir().dir);
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const database = await testDatabase(dir.dir);
     cleanups.push(database.drop);
     return openPostgresStorage(database.options.database!, options);
   },
