@@ -34,7 +34,9 @@ export function isPostgresUrl(value: string): boolean {
  * const db = await openPostgres("postgres://chatsvc@db.internal/chatsvc");
  */
 export async function openPostgres(url: string, { poolSize = 10, migrate: applyMigrations = true }: OpenPostgresOptions = {}): Promise<PgDb> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // Two connections stay open while the instance is quiet (the pool closes the others after 10 s idle): the first
+  // chat turn after a pause would otherwise open connections and pay a new backend's first statements.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, min: 2 });
   // An idle client losing its connection (server restart, failover) emits 'error' on the pool;
   // unhandled, that would end the process. The pool drops the client and the next query reconnects.
   pool.on("error", () => {});
