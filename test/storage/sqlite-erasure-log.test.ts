@@ -16,7 +16,8 @@ afterEach(async () => {
 /**
  * Another process's checkpoint, as SQLite's other connections see it: a lock on the checkpoint byte
  * of the WAL index (the `-shm` file, byte 121; see "WAL-index format" in SQLite's file format
- * documentation), held by a process of its own until `release` is called.
+ * documentation), held by a process of its own until `release` is called. Node cannot take such a
+ * lock itself: the holder is python3 (.ci/run installs it where it is missing).
  */
 async function checkpointLockHeld(file: string): Promise<{ release(): Promise<void> }> {
   const holder = spawn(
@@ -32,6 +33,7 @@ async function checkpointLockHeld(file: string): Promise<{ release(): Promise<vo
   cleanups.push(release);
   await new Promise<void>((resolve, reject) => {
     holder.stdout!.once("data", () => resolve());
+    holder.once("error", (error) => reject(new Error(`python3 could not start: ${error.message}`)));
     holder.once("exit", (code) => reject(new Error(`the lock holder exited (${code})`)));
   });
   return { release };
