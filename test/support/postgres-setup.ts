@@ -23,8 +23,14 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const admin = testDatabaseUrl();
   const template = `chatsvc_test_${process.pid}`;
+  // A worker the runner ended may have left its next clone's CREATE DATABASE running on the server, which would
+  // make the clone after the drop (a run left a clone behind, most likely so): wait for such statements first.
   const dropAll = () =>
     withAdmin(admin, async (c) => {
+      const deadline = Date.now() + 30_000;
+      const creating = async () =>
+        (await c.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND starts_with(query, $1)", [`CREATE DATABASE "${template}_`])).rowCount! > 0;
+      while (Date.now() < deadline && (await creating())) await new Promise((resolve) => setTimeout(resolve, 50));
       const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2", [template, `${template}\\_%`]);
       for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     });
