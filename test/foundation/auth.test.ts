@@ -1,17 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { databaseContents } from "../support/database.js";
-import { addTenant, startHarness, type Harness } from "../support/harness.js";
+import { addTenant, sharedHarness, startHarness, type Harness } from "../support/harness.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+// One service for the file: a test that changes a key or an organisation does it to a tenant of its own.
+const shared = sharedHarness();
+let tenants = 0;
+
+/** A new organisation with its owner, chatbot and key, as `{ key, id, user, organization, slug }`. */
+async function freshTenant() {
+  const t = await addTenant(shared().service, `Tenant ${++tenants}`);
+  return { key: t.key.key, id: t.key.id, user: t.user, organization: t.organization, slug: t.chatbot.slug };
+}
 
 describe("GET /auth/test", () => {
   it("answers with the account behind a Bearer key", async () => {
+    const h = shared();
     const res = await h.call("/auth/test");
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -22,6 +25,7 @@ describe("GET /auth/test", () => {
   });
 
   it("accepts X-API-Key, and Bearer wins when both are sent", async () => {
+    const h = shared();
     const viaHeader = await h.call("/auth/test", { key: null, headers: { "x-api-key": h.tenant.key.key } });
     expect(viaHeader.status).toBe(200);
     const both = await h.call("/auth/test", { headers: { "x-api-key": "sk_live_wrongwrongwrongwrongwrongwrong12" } });
@@ -30,39 +34,40 @@ describe("GET /auth/test", () => {
     expect(bearerWrong.status).toBe(401);
   });
 
-  const cases: [string, (h: Harness) => Promise<string | null>, string][] = [
+  type Tenant = Awaited<ReturnType<typeof freshTenant>>;
+  const cases: [string, (h: Harness, t: Tenant) => Promise<string | null>, string][] = [
     ["absent", async () => null, "API key is required"],
     ["malformed", async () => "pk_test_123", "Invalid API key format"],
     ["unknown", async () => "sk_live_" + "A".repeat(32), "Invalid API key"],
-    ["truncated", async (h) => h.tenant.key.key.slice(0, 20), "Invalid API key"],
+    ["truncated", async (_h, t) => t.key.slice(0, 20), "Invalid API key"],
     [
       "disabled",
-      async (h) => {
-        await h.service.keys.disable(h.tenant.key.id);
-        return h.tenant.key.key;
+      async (h, t) => {
+        await h.service.keys.disable(t.id);
+        return t.key;
       },
       "API key is disabled",
     ],
     [
       "deleted",
-      async (h) => {
-        await h.service.keys.delete(h.tenant.key.id);
-        return h.tenant.key.key;
+      async (h, t) => {
+        await h.service.keys.delete(t.id);
+        return t.key;
       },
       "Invalid API key",
     ],
     [
       "regenerated (old secret)",
-      async (h) => {
-        await h.service.keys.regenerate(h.tenant.key.id);
-        return h.tenant.key.key;
+      async (h, t) => {
+        await h.service.keys.regenerate(t.id);
+        return t.key;
       },
       "Invalid API key",
     ],
     [
       "expired",
-      async (h) => {
-        const key = await h.service.keys.create({ user_id: h.tenant.user.id, name: "short", expires_at: new Date(Date.now() + 1500).toISOString(), accept_attribution: true });
+      async (h, t) => {
+        const key = await h.service.keys.create({ user_id: t.user.id, name: "short", expires_at: new Date(Date.now() + 1500).toISOString(), accept_attribution: true });
         expect((await h.call("/auth/test", { key: key.key })).status).toBe(200);
         await new Promise((r) => setTimeout(r, 1600));
         return key.key;
@@ -72,7 +77,11 @@ describe("GET /auth/test", () => {
   ];
   for (const [name, prepare, message] of cases) {
     it(`401 for a ${name} key: "${message}"`, async () => {
-      const key = await prepare(h);
+      const h = shared();
+      const t = await freshTenant();
+      // The key works until the change under test (the service caches verified keys: a change must reach it).
+      expect((await h.call("/auth/test", { key: t.key })).status).toBe(200);
+      const key = await prepare(h, t);
       const res = await h.call("/auth/test", { key });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ success: false, message });
@@ -80,48 +89,52 @@ describe("GET /auth/test", () => {
   }
 
   it("a regenerated key works at once and keeps the record", async () => {
-    const fresh = await h.service.keys.regenerate(h.tenant.key.id);
-    expect(fresh.id).toBe(h.tenant.key.id);
-    expect(fresh.key).not.toBe(h.tenant.key.key);
+    const h = shared();
+    const t = await freshTenant();
+    const fresh = await h.service.keys.regenerate(t.id);
+    expect(fresh.id).toBe(t.id);
+    expect(fresh.key).not.toBe(t.key);
     expect((await h.call("/auth/test", { key: fresh.key })).status).toBe(200);
   });
 
   it("re-enabling a disabled key restores access", async () => {
-    await h.service.keys.disable(h.tenant.key.id);
-    await h.service.keys.enable(h.tenant.key.id);
-    expect((await h.call("/auth/test")).status).toBe(200);
+    const h = shared();
+    const t = await freshTenant();
+    await h.service.keys.disable(t.id);
+    expect((await h.call("/auth/test", { key: t.key })).status).toBe(401);
+    await h.service.keys.enable(t.id);
+    expect((await h.call("/auth/test", { key: t.key })).status).toBe(200);
   });
 
   it("records last_used_at off the request path", async () => {
-    expect((await h.service.keys.get(h.tenant.key.id)).last_used_at).toBeNull();
-    await h.call("/auth/test");
+    const h = shared();
+    const t = await freshTenant();
+    expect((await h.service.keys.get(t.id)).last_used_at).toBeNull();
+    await h.call("/auth/test", { key: t.key });
     await h.service.keys.flush();
-    const raw = await readStoredLastUsed(h);
+    const raw = (await h.service.keys.list({ user_id: t.user.id })).find((k) => k.id === t.id)!.last_used_at;
     expect(raw).not.toBeNull();
     expect(Date.parse(raw!)).toBeGreaterThan(Date.now() - 10_000);
   });
 });
 
-async function readStoredLastUsed(h: Harness): Promise<string | null> {
-  const keys = await h.service.keys.list({ user_id: h.tenant.user.id });
-  return keys.find((k) => k.id === h.tenant.key.id)!.last_used_at;
-}
-
 describe("chatbot access", () => {
   it("lists only the organisation's active chatbots with meta.total", async () => {
-    const other = await addTenant(h.service);
-    await h.service.chatbots.create({ organization_id: h.tenant.organization.id, slug: "offline", name: "Offline", is_active: false });
-    const res = await h.call("/chatbots");
+    const h = shared();
+    const mine = await freshTenant();
+    const other = await freshTenant();
+    await h.service.chatbots.create({ organization_id: mine.organization.id, slug: `${mine.slug}-offline`, name: "Offline", is_active: false });
+    const res = await h.call("/chatbots", { key: mine.key });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((b: { slug: string }) => b.slug)).toEqual(["demo"]);
+    expect(res.body.data.map((b: { slug: string }) => b.slug)).toEqual([mine.slug]);
     expect(res.body.meta).toEqual({ total: 1 });
     expect(Object.keys(res.body.data[0]).sort()).toEqual(["created_at", "description", "id", "is_active", "language", "name", "slug"]);
-    const theirs = await h.call("/chatbots", { key: other.key.key });
-    expect(theirs.body.data.map((b: { slug: string }) => b.slug)).toEqual(["other-bot"]);
+    const theirs = await h.call("/chatbots", { key: other.key });
+    expect(theirs.body.data.map((b: { slug: string }) => b.slug)).toEqual([other.slug]);
   });
 
   it("returns the chatbot detail with appearance and branding", async () => {
-    const res = await h.call("/chatbots/demo");
+    const res = await shared().call("/chatbots/demo");
     expect(res.status).toBe(200);
     const d = res.body.data;
     expect(d).toMatchObject({ slug: "demo", is_active: true, has_knowledge_base: expect.any(Boolean) });
@@ -141,13 +154,17 @@ describe("chatbot access", () => {
   });
 
   it("branding.required follows the organisation's brand removal", async () => {
-    await h.service.orgs.update(h.tenant.organization.id, { brand_removal: true });
-    expect((await h.call("/chatbots/demo")).body.data.branding.required).toBe(false);
+    const h = shared();
+    const t = await freshTenant();
+    expect((await h.call(`/chatbots/${t.slug}`, { key: t.key })).body.data.branding.required).toBe(true);
+    await h.service.orgs.update(t.organization.id, { brand_removal: true });
+    expect((await h.call(`/chatbots/${t.slug}`, { key: t.key })).body.data.branding.required).toBe(false);
   });
 
   it("403 for another organisation's slug and for an unknown slug, alike", async () => {
-    const other = await addTenant(h.service);
-    const theirs = await h.call(`/chatbots/${other.chatbot.slug}`);
+    const h = shared();
+    const other = await freshTenant();
+    const theirs = await h.call(`/chatbots/${other.slug}`);
     const unknown = await h.call("/chatbots/no-such-bot");
     expect(theirs.status).toBe(403);
     expect(unknown.status).toBe(403);
@@ -158,12 +175,18 @@ describe("chatbot access", () => {
 
 describe("keys at rest", () => {
   it("never stores a full key, only its hash and prefix", async () => {
-    const extra = await h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
-    await h.service.close();
-    const stored = await databaseContents(h.database);
-    for (const key of [h.tenant.key.key, extra.key]) {
-      expect(stored.includes(key)).toBe(false);
-      expect(stored.includes(key.slice(0, 15))).toBe(true);
+    // Closes its service to read the whole database: a harness of its own.
+    const h = await startHarness();
+    try {
+      const extra = await h.service.keys.create({ user_id: h.tenant.user.id, name: "second", accept_attribution: true });
+      await h.service.close();
+      const stored = await databaseContents(h.database);
+      for (const key of [h.tenant.key.key, extra.key]) {
+        expect(stored.includes(key)).toBe(false);
+        expect(stored.includes(key.slice(0, 15))).toBe(true);
+      }
+    } finally {
+      await h.close();
     }
   });
 });
