@@ -34,19 +34,21 @@ const PAGE_FILTERS = (r: number, t: number) => `${FILTERS}
     OR ($${r} <> 'unrated' AND EXISTS (SELECT 1 FROM messages x WHERE x.conversation_id = c.id AND NOT x.regenerated AND x.rating = $${r})))
   AND ($${t}::text IS NULL OR EXISTS (SELECT 1 FROM messages y WHERE y.conversation_id = c.id AND NOT y.regenerated AND y.content ILIKE $${t} ESCAPE '\\'))`;
 
-const nextId = statement("conversations_next_id", "SELECT nextval('conversations_id_seq')::int AS id");
 /*
  * A conversation and its `conversation_started` outbox rows are one statement, committed on its own: the
  * analytics trigger's row for the chatbot's day, which every start of that chatbot updates, stays locked
  * only until that commit, not across a transaction's round trips and the event loop's turns between them.
- * The id is taken first, so the event's payload can carry it.
+ * The row takes its id from the sequence; the event's payload is encoded before, with a placeholder number
+ * ($15) the statement replaces with that id, as a turn's does.
  */
 const insertStarted = statement(
   "conversations_insert_started",
   `WITH c AS (
-     INSERT INTO conversations (id, chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at, ended_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-   ) ${fanOutSql(16)}`,
+     INSERT INTO conversations (chatbot_id, session_id, visitor_id, visitor_name, visitor_email, visitor_phone, metadata, source, source_url, ip, country, started_at, last_message_at, ended_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     RETURNING id
+   ), f AS (${fanOutSql(16, { payload: "replace($18, $15, c.id::text)", conversation: "coalesce($22::int, c.id)", from: ", c" })} RETURNING 1)
+   SELECT c.id, (SELECT count(*)::int FROM f) AS deliveries FROM c`,
 );
 const byId = statement("conversations_by_id", `SELECT ${RECORD} FROM conversations c JOIN chatbots b ON b.id = c.chatbot_id WHERE c.id = $1`);
 // Every write to a conversation locks its row first: a turn and an end (or two turns) on one
@@ -233,13 +235,12 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
 
   return {
     async start(conversation, event) {
-      const { id } = (await one<{ id: number }>(pool, nextId))!;
       // Everything the stored row holds is known here, so it is not read back.
-      const stored: ConversationRecord = { id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null };
-      const started = event(stored);
+      const record = (id: number): ConversationRecord => ({ id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null });
+      const drafted = withIdPlaceholder((id) => event(record(id)), encode);
       const c = conversation;
-      const deliveries = await run(pool, insertStarted, [
-        id,
+      const values = fanOutValues(drafted.event, drafted.payload);
+      const written = (await one<{ id: number; deliveries: number }>(pool, insertStarted, [
         c.chatbot_id,
         c.session_id,
         c.visitor_id,
@@ -254,9 +255,14 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         c.started_at,
         c.last_message_at,
         c.ended_at,
-        ...fanOutValues(started, encode(started.name, started.data)),
-      ]);
-      return queued({ result: stored, events: [{ event: started, deliveries }] });
+        drafted.placeholder,
+        ...values.slice(0, 6),
+        // No conversation id in the fan-out's own parameter: the placeholder would not fit the column, the row's id goes there.
+        null,
+        ...values.slice(7),
+      ]))!;
+      const stored = record(written.id);
+      return queued({ result: stored, events: [{ event: event(stored), deliveries: written.deliveries }] });
     },
 
     find: (id) => find(pool, id),
