@@ -239,7 +239,6 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
       const record = (id: number): ConversationRecord => ({ id, ...conversation, handling: "bot", handed_off_at: null, handoff_reason: null });
       const drafted = withIdPlaceholder((id) => event(record(id)), encode);
       const c = conversation;
-      const values = fanOutValues(drafted.event, drafted.payload);
       const written = (await one<{ id: number; deliveries: number }>(pool, insertStarted, [
         c.chatbot_id,
         c.session_id,
@@ -256,10 +255,8 @@ export function createPgConversationStore(pool: pg.Pool, encode: OutboxEncoder, 
         c.last_message_at,
         c.ended_at,
         drafted.placeholder,
-        ...values.slice(0, 6),
-        // No conversation id in the fan-out's own parameter: the placeholder would not fit the column, the row's id goes there.
-        null,
-        ...values.slice(7),
+        // The delivery rows' conversation id is the new row's (the drafted event's placeholder would not fit the column).
+        ...fanOutValues(drafted.event, drafted.payload, null),
       ]))!;
       const stored = record(written.id);
       return queued({ result: stored, events: [{ event: event(stored), deliveries: written.deliveries }] });

@@ -18,10 +18,13 @@ export const fanOutSql = (p: number, { payload = `$${p + 2}`, conversation = `$$
    SELECT w.id, 'msg_' || $${p + 7} || left(replace(gen_random_uuid()::text, '-', ''), 20), $${p + 1}, ${payload}, ${conversation}, 'pending', 0, $${p + 3}, $${p + 4}, $${p + 4}
      FROM webhooks w${from} WHERE w.organization_id = $${p} AND w.is_active AND strpos(w.events, $${p + 5}) > 0 AND ${when}`;
 
-/** The values of {@link fanOutSql} for `event` and its encoded `payload`, in its parameters' order. */
-export function fanOutValues(event: DomainEvent, payload: string): unknown[] {
+/**
+ * The values of {@link fanOutSql} for `event` and its encoded `payload`, in its parameters' order;
+ * `conversationId` null when the statement's `conversation` expression supplies it.
+ */
+export function fanOutValues(event: DomainEvent, payload: string, conversationId = conversationOf(event)): unknown[] {
   const now = new Date();
-  return [event.organizationId, event.name, payload, now.getTime(), now.toISOString(), `"${event.name}"`, conversationOf(event), timePrefix(now.getTime())];
+  return [event.organizationId, event.name, payload, now.getTime(), now.toISOString(), `"${event.name}"`, conversationId, timePrefix(now.getTime())];
 }
 
 const fanOut = statement("outbox_fan_out", fanOutSql(1));
