@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { once } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,7 +8,14 @@ import { packageRoot } from "../../src/core/package-root.js";
 
 // Inside the package, as the sources are: the bundle's bare imports resolve from its node_modules.
 const dir = mkdtempSync(join(packageRoot(), "node_modules", ".cache", "source-worker-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const BUNDLES = join(packageRoot(), "node_modules", ".cache", "chatsvc-source-workers");
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  // This file's entries were bundled there too (their source maps name this run's folder): every run would add more.
+  for (const file of existsSync(BUNDLES) ? readdirSync(BUNDLES) : []) {
+    if (/^entry-[0-9a-f]{16}\.mjs$/.test(file) && readFileSync(join(BUNDLES, file), "utf8").includes(basename(dir))) rmSync(join(BUNDLES, file));
+  }
+});
 
 async function answer(name: string): Promise<unknown> {
   const worker = startModuleWorker(pathToFileURL(join(dir, "caller.ts")).href, name);
