@@ -6,11 +6,8 @@ import { addTenant, sharedHarness, startHarness, type Harness } from "../support
 const shared = sharedHarness();
 let tenants = 0;
 
-/** A new organisation with its owner, chatbot and key, as `{ key, id, user, organization, slug }`. */
-async function freshTenant() {
-  const t = await addTenant(shared().service, `Tenant ${++tenants}`);
-  return { key: t.key.key, id: t.key.id, user: t.user, organization: t.organization, slug: t.chatbot.slug };
-}
+/** A new organisation with its owner, chatbot and key. */
+const freshTenant = () => addTenant(shared().service, `Tenant ${++tenants}`);
 
 describe("GET /auth/test", () => {
   it("answers with the account behind a Bearer key", async () => {
@@ -39,28 +36,28 @@ describe("GET /auth/test", () => {
     ["absent", async () => null, "API key is required"],
     ["malformed", async () => "pk_test_123", "Invalid API key format"],
     ["unknown", async () => "sk_live_" + "A".repeat(32), "Invalid API key"],
-    ["truncated", async (_h, t) => t.key.slice(0, 20), "Invalid API key"],
+    ["truncated", async (_h, t) => t.key.key.slice(0, 20), "Invalid API key"],
     [
       "disabled",
       async (h, t) => {
-        await h.service.keys.disable(t.id);
-        return t.key;
+        await h.service.keys.disable(t.key.id);
+        return t.key.key;
       },
       "API key is disabled",
     ],
     [
       "deleted",
       async (h, t) => {
-        await h.service.keys.delete(t.id);
-        return t.key;
+        await h.service.keys.delete(t.key.id);
+        return t.key.key;
       },
       "Invalid API key",
     ],
     [
       "regenerated (old secret)",
       async (h, t) => {
-        await h.service.keys.regenerate(t.id);
-        return t.key;
+        await h.service.keys.regenerate(t.key.id);
+        return t.key.key;
       },
       "Invalid API key",
     ],
@@ -80,7 +77,7 @@ describe("GET /auth/test", () => {
       const h = shared();
       const t = await freshTenant();
       // The key works until the change under test (the service caches verified keys: a change must reach it).
-      expect((await h.call("/auth/test", { key: t.key })).status).toBe(200);
+      expect((await h.call("/auth/test", { key: t.key.key })).status).toBe(200);
       const key = await prepare(h, t);
       const res = await h.call("/auth/test", { key });
       expect(res.status).toBe(401);
@@ -91,28 +88,28 @@ describe("GET /auth/test", () => {
   it("a regenerated key works at once and keeps the record", async () => {
     const h = shared();
     const t = await freshTenant();
-    const fresh = await h.service.keys.regenerate(t.id);
-    expect(fresh.id).toBe(t.id);
-    expect(fresh.key).not.toBe(t.key);
+    const fresh = await h.service.keys.regenerate(t.key.id);
+    expect(fresh.id).toBe(t.key.id);
+    expect(fresh.key).not.toBe(t.key.key);
     expect((await h.call("/auth/test", { key: fresh.key })).status).toBe(200);
   });
 
   it("re-enabling a disabled key restores access", async () => {
     const h = shared();
     const t = await freshTenant();
-    await h.service.keys.disable(t.id);
-    expect((await h.call("/auth/test", { key: t.key })).status).toBe(401);
-    await h.service.keys.enable(t.id);
-    expect((await h.call("/auth/test", { key: t.key })).status).toBe(200);
+    await h.service.keys.disable(t.key.id);
+    expect((await h.call("/auth/test", { key: t.key.key })).status).toBe(401);
+    await h.service.keys.enable(t.key.id);
+    expect((await h.call("/auth/test", { key: t.key.key })).status).toBe(200);
   });
 
   it("records last_used_at off the request path", async () => {
     const h = shared();
     const t = await freshTenant();
-    expect((await h.service.keys.get(t.id)).last_used_at).toBeNull();
-    await h.call("/auth/test", { key: t.key });
+    expect((await h.service.keys.get(t.key.id)).last_used_at).toBeNull();
+    await h.call("/auth/test", { key: t.key.key });
     await h.service.keys.flush();
-    const raw = (await h.service.keys.list({ user_id: t.user.id })).find((k) => k.id === t.id)!.last_used_at;
+    const raw = (await h.service.keys.list({ user_id: t.user.id })).find((k) => k.id === t.key.id)!.last_used_at;
     expect(raw).not.toBeNull();
     expect(Date.parse(raw!)).toBeGreaterThan(Date.now() - 10_000);
   });
@@ -123,14 +120,14 @@ describe("chatbot access", () => {
     const h = shared();
     const mine = await freshTenant();
     const other = await freshTenant();
-    await h.service.chatbots.create({ organization_id: mine.organization.id, slug: `${mine.slug}-offline`, name: "Offline", is_active: false });
-    const res = await h.call("/chatbots", { key: mine.key });
+    await h.service.chatbots.create({ organization_id: mine.organization.id, slug: `${mine.chatbot.slug}-offline`, name: "Offline", is_active: false });
+    const res = await h.call("/chatbots", { key: mine.key.key });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((b: { slug: string }) => b.slug)).toEqual([mine.slug]);
+    expect(res.body.data.map((b: { slug: string }) => b.slug)).toEqual([mine.chatbot.slug]);
     expect(res.body.meta).toEqual({ total: 1 });
     expect(Object.keys(res.body.data[0]).sort()).toEqual(["created_at", "description", "id", "is_active", "language", "name", "slug"]);
-    const theirs = await h.call("/chatbots", { key: other.key });
-    expect(theirs.body.data.map((b: { slug: string }) => b.slug)).toEqual([other.slug]);
+    const theirs = await h.call("/chatbots", { key: other.key.key });
+    expect(theirs.body.data.map((b: { slug: string }) => b.slug)).toEqual([other.chatbot.slug]);
   });
 
   it("returns the chatbot detail with appearance and branding", async () => {
@@ -156,15 +153,15 @@ describe("chatbot access", () => {
   it("branding.required follows the organisation's brand removal", async () => {
     const h = shared();
     const t = await freshTenant();
-    expect((await h.call(`/chatbots/${t.slug}`, { key: t.key })).body.data.branding.required).toBe(true);
+    expect((await h.call(`/chatbots/${t.chatbot.slug}`, { key: t.key.key })).body.data.branding.required).toBe(true);
     await h.service.orgs.update(t.organization.id, { brand_removal: true });
-    expect((await h.call(`/chatbots/${t.slug}`, { key: t.key })).body.data.branding.required).toBe(false);
+    expect((await h.call(`/chatbots/${t.chatbot.slug}`, { key: t.key.key })).body.data.branding.required).toBe(false);
   });
 
   it("403 for another organisation's slug and for an unknown slug, alike", async () => {
     const h = shared();
     const other = await freshTenant();
-    const theirs = await h.call(`/chatbots/${other.slug}`);
+    const theirs = await h.call(`/chatbots/${other.chatbot.slug}`);
     const unknown = await h.call("/chatbots/no-such-bot");
     expect(theirs.status).toBe(403);
     expect(unknown.status).toBe(403);
