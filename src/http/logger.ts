@@ -130,6 +130,9 @@ export function createLogger({ level = "info", sink = stderrSink }: LoggerOption
   };
 }
 
+/** The status logged for a request whose client closed the connection before it was answered (nginx's convention). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /** What the HTTP layer notes about a request while it runs, for its log line. */
 export interface RequestScope {
   /** Set by the outermost request pipeline; nested ones (a mounted API) then only admit. */
@@ -162,6 +165,8 @@ export function logRequestAt(event: H3Event, level: Exclude<LogLevel, "silent">)
  * duration, client IP, the key's visible prefix and the request id; never a
  * key, a body or a query string. Failed requests carry the reason: a model
  * provider's failure (kind, model, reason) or an unexpected error's stack.
+ * A request whose client went away says `aborted`; one never answered is
+ * logged with {@link CLIENT_CLOSED_REQUEST} and no reason (the reason is the client).
  *
  * @example
  * logRequest(logger, event, { status: 200, started, ip: clientIp(event, service.config) });
@@ -178,7 +183,7 @@ export function logRequest(logger: Logger, event: H3Event, { status, started, ip
     `"duration_ms":${JSON.stringify(Math.round((performance.now() - started) * 10) / 10)},` +
     `"ip":${jsonStringOrNull(ip ?? null)},"key_prefix":${jsonStringOrNull(scope.principal?.keyPrefix ?? null)}`;
   if (aborted) members += `,"aborted":true`;
-  if (status >= 400 && scope.error !== undefined) members += `,"error":${JSON.stringify(describeError(scope.error, status))}`;
+  if (status >= 400 && status !== CLIENT_CLOSED_REQUEST && scope.error !== undefined) members += `,"error":${JSON.stringify(describeError(scope.error, status))}`;
   logger.logSerialised(level, "request", members);
 }
 

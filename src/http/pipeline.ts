@@ -2,7 +2,7 @@ import type { H3Event } from "h3";
 import { refuseDotSegments } from "./dot-segments.js";
 import { toErrorEnvelope, type HttpErrorReporter } from "./errors.js";
 import { sendJson } from "./json-answer.js";
-import { logRequest, scopeOf, type Logger } from "./logger.js";
+import { CLIENT_CLOSED_REQUEST, logRequest, scopeOf, type Logger } from "./logger.js";
 import { requestIdOf } from "./request-id.js";
 
 export interface RequestPipelineOptions {
@@ -42,7 +42,11 @@ export function createRequestPipeline({ logger, ip, onUnexpectedError, admit, se
     // h3's control values (symbols) are not errors: let h3 see them.
     if (typeof error === "symbol") throw error;
     const envelope = toErrorEnvelope(error, event, onUnexpectedError);
-    logRequest(logger, event, { status: event.res.status ?? 500, started, ip: ip(event) });
+    // No one reads this answer: the client closed the connection first (a visitor who left mid-reply cancels its model
+    // call). Logged as that, not as the failure the handler ended with because of it.
+    const nodeRes = event.runtime?.node?.res;
+    const gone = nodeRes?.closed === true && !nodeRes.writableEnded;
+    logRequest(logger, event, { status: gone ? CLIENT_CLOSED_REQUEST : (event.res.status ?? 500), started, ip: ip(event), aborted: gone });
     return (sendsJson && sendJson(event, envelope)) || envelope;
   };
   const answered = (event: H3Event, started: number, result: unknown) => {
