@@ -48,7 +48,7 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     // Searches outside a chat turn do not ask for the extractive answer.
     expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: QUESTIONS.length + 1, extracts: 0, inThread: false });
 
-    // Written through the main thread's connection: the thread's index and full text must see it at once.
+    // Written through another connection than the thread's (the main thread's or the knowledge writer's): the thread's index and full text must see it at once.
     await threaded.knowledge.ingest("demo", [REFUNDS]);
     expect((await threaded.knowledge.search("demo", "How long does a refund take?"))[0]?.name).toBe("refunds.md");
     const parking = (await threaded.knowledge.list("demo")).find((d) => d.name === "parking.md")!;

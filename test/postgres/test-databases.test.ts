@@ -1,7 +1,6 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createChatService } from "../../src/service.js";
-import { cloneTestDatabase, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
+import { cloneTestDatabase, databaseRows, databaseUrl, testDatabaseUrl, withAdmin } from "../support/postgres.js";
 
 /*
  * The harness hands a test's database, once given back, to the next test of the process after resetting it
@@ -13,31 +12,13 @@ const admin = testDatabaseUrl();
 // the databases given back here are the only ones its queue holds.
 const template = `${inject("pgSeeded").template}_own_${process.pid}`;
 
-/** Every row of every table and every sequence's position, as text, in a stable order. */
-async function state(url: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: tables } = await client.query<{ name: string }>(
-      "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname IN ('public', 'drizzle') ORDER BY 1",
-    );
-    const { rows: sequences } = await client.query<{ name: string }>("SELECT seqrelid::regclass::text AS name FROM pg_sequence ORDER BY 1");
-    const lines: string[] = [];
-    for (const { name } of tables) lines.push(...(await client.query<{ row: string }>(`SELECT format('%s %s', '${name}', t::text) AS row FROM ${name} t ORDER BY 1`)).rows.map((r) => r.row));
-    for (const { name } of sequences) lines.push(...(await client.query<{ row: string }>(`SELECT format('%s %s %s', '${name}', last_value, is_called) AS row FROM ${name}`)).rows.map((r) => r.row));
-    return lines;
-  } finally {
-    await client.end();
-  }
-}
-
 describe("PostgreSQL test databases given back", () => {
   let fresh: string[];
 
   beforeAll(async () => {
     await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${template}" TEMPLATE "${inject("pgSeeded").template}"`));
     await withAdmin(admin, (c) => c.query(`CREATE DATABASE "${template}_fresh" TEMPLATE "${template}"`));
-    fresh = await state(databaseUrl(admin, `${template}_fresh`));
+    fresh = await databaseRows(databaseUrl(admin, `${template}_fresh`));
   });
   afterAll(async () => {
     await withAdmin(admin, (c) => c.query(`DROP DATABASE IF EXISTS "${template}_fresh" WITH (FORCE)`));
@@ -45,20 +26,20 @@ describe("PostgreSQL test databases given back", () => {
 
   it("come back to the next test exactly as their template: rows, sequences and all", async () => {
     const first = await cloneTestDatabase(admin, template);
-    expect(await state(first.url)).toEqual(fresh);
+    expect(await databaseRows(first.url)).toEqual(fresh);
     const { tenant } = inject("pgSeeded");
     const service = await createChatService({ database: first.url, env: {}, logLevel: "warn" });
     await service.orgs.create({ name: "Initech" });
     const { conversation_id } = await service.conversations.start(tenant.organization.id, tenant.chatbot.slug, { visitor_id: "v1" });
     await service.keys.disable(tenant.key.id);
     await service.close();
-    expect((await state(first.url)).length).toBeGreaterThan(fresh.length);
+    expect((await databaseRows(first.url)).length).toBeGreaterThan(fresh.length);
     expect(conversation_id).toBeGreaterThan(0);
     await first.drop();
 
     const second = await cloneTestDatabase(admin, template);
     expect(second.url).toBe(first.url);
-    expect(await state(second.url)).toEqual(fresh);
+    expect(await databaseRows(second.url)).toEqual(fresh);
     await second.drop();
   });
 
@@ -75,7 +56,7 @@ describe("PostgreSQL test databases given back", () => {
 
     const third = await cloneTestDatabase(admin, template);
     expect(third.url).toBe(first.url);
-    expect(await state(third.url)).toEqual(fresh);
+    expect(await databaseRows(third.url)).toEqual(fresh);
     await third.drop();
   });
 
@@ -86,7 +67,7 @@ describe("PostgreSQL test databases given back", () => {
 
     const second = await cloneTestDatabase(admin, template);
     expect(second.url).not.toBe(first.url);
-    expect(await state(second.url)).toEqual(fresh);
+    expect(await databaseRows(second.url)).toEqual(fresh);
     const columns = await withAdmin(second.url, async (c) => (await c.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'chatbots'")).rows.map((r) => r.column_name));
     expect(columns).not.toContain("left_behind");
     await second.drop();

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { inject } from "vitest";
-import { cloneTestDatabase, testDatabaseUrl } from "./postgres.js";
+import { cloneTestDatabase, databaseRows, testDatabaseUrl } from "./postgres.js";
 
 /** The engine this test project runs on: `postgres` in the postgres project, else `sqlite`. */
 export const testEngine: "sqlite" | "postgres" = process.env.CHATSVC_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
@@ -43,17 +42,5 @@ export async function databaseContents(database: TestDatabase): Promise<Buffer> 
     const read = (file: string) => (existsSync(file) ? readFileSync(file) : Buffer.alloc(0));
     return Buffer.concat([read(database.options.db), read(`${database.options.db}-wal`)]);
   }
-  const client = new pg.Client({ connectionString: database.options.database });
-  await client.connect();
-  try {
-    const { rows: tables } = await client.query<{ name: string }>("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables WHERE schemaname IN ('public', 'drizzle')");
-    const parts: string[] = [];
-    for (const { name } of tables) {
-      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
-      parts.push(...rows.map((r) => r.row));
-    }
-    return Buffer.from(parts.join("\n"));
-  } finally {
-    await client.end();
-  }
+  return Buffer.from((await databaseRows(database.options.database)).join("\n"));
 }
