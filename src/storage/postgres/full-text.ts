@@ -31,14 +31,16 @@ const search = plannedEachRun(
     ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
 );
 /*
- * Every uncached word's document frequency in one round trip, or for a word whose count is not
- * needed (`exact` false: only whether any chunk has it), 1 when one does: that stops at the first
- * matching chunk, where a count visits every one (a question's expansion offers tens of words,
- * common ones among them, and only needs to know which exist).
+ * Every uncached word's document frequency in one round trip, counted up to $3 (one past the
+ * frequent-word limit: beyond it a word is left out, or picked last, whatever its exact count, and
+ * a count visits every matching chunk, a tenth of a large base for a common word); or for a word
+ * whose count is not needed (`exact` false: only whether any chunk has it), 1 when one does: that
+ * stops at the first matching chunk (a question's expansion offers tens of words, common ones
+ * among them, and only needs to know which exist).
  */
 const frequencies = statement(
   "fulltext_frequencies",
-  `SELECT w.word, (CASE WHEN w.exact THEN (SELECT count(*) FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word))
+  `SELECT w.word, (CASE WHEN w.exact THEN (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word) LIMIT $3) AS capped)
      ELSE (EXISTS (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word)))::int END)::int AS n
      FROM unnest($1::text[], $2::boolean[]) AS w(word, exact)`,
 );
@@ -48,7 +50,9 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  * Full-text candidates of one chatbot, best first. Words are picked as on SQLite:
  * by document frequency, the rarest first (up to 12), leaving out words found in
  * more than 5 % of all chunks unless nothing rarer is left; frequencies are counted
- * by PostgreSQL (so its stemming applies) and cached per word.
+ * by PostgreSQL (so its stemming applies), only up to that 5 %, and cached per word.
+ * When every word is that frequent, the first asked is searched (SQLite's exact
+ * counts pick the least frequent of them).
  *
  * @example
  * const fullText = createFullTextSearch(pool);
@@ -89,7 +93,8 @@ export function createFullTextSearch(pool: pg.Pool) {
       const counted = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         batch = undefined;
         const found = new Map<string, number>();
-        for (const { word, n } of await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()]])) found.set(word, n);
+        const rows = await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()], Math.floor(limit) + 1]);
+        for (const { word, n } of rows) found.set(word, n);
         for (const [word, n] of found) {
           if (asked.get(word)) cache.set(word, n);
           else present.set(word, n > 0);
