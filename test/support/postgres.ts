@@ -63,7 +63,8 @@ function createClone(adminUrl: string, template: string): Promise<string> {
 
 /**
  * Everything about a database's schema a test could change and a reset would not put back: tables, columns,
- * indexes, constraints, triggers (and whether they are enabled), functions, sequences' settings, the database's settings.
+ * indexes, constraints, triggers (and whether they are enabled), functions, sequences' settings, the database's settings,
+ * and the full-text column's statistics.
  */
 const SCHEMA = `
   SELECT md5(string_agg(line, E'\n' ORDER BY line)) AS schema FROM (
@@ -79,6 +80,8 @@ const SCHEMA = `
     UNION ALL SELECT format('sequence %s %s %s %s %s', seqrelid::regclass, seqstart, seqincrement, seqmax, seqcycle) FROM pg_sequence
     UNION ALL SELECT format('setting %s', setconfig) FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
     UNION ALL SELECT format('extension %s %s', extname, extversion) FROM pg_extension
+    -- The product reads the full-text column's statistics (word frequencies): rows put back do not undo an ANALYZE.
+    UNION ALL SELECT format('statistics %s', md5(most_common_elems::text)) FROM pg_stats WHERE schemaname = 'public' AND tablename = 'chunks' AND attname = 'search'
   ) lines`;
 
 async function readSnapshot(url: string): Promise<Snapshot> {
@@ -163,7 +166,7 @@ async function recycle(adminUrl: string, name: string, snapshot: Promise<Snapsho
     const client = await resetConnection(adminUrl, name);
     await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
     const { rows: [{ schema }] } = await client.query<{ schema: string }>(SCHEMA);
-    if (schema !== template.schema) throw new Error(`${name}: a test changed its schema`);
+    if (schema !== template.schema) throw new Error(`${name}: a test changed its schema or its full-text statistics`);
     // One script, one round trip. Rows go back as they were, past foreign keys and triggers (which would move
     // change counters); DELETE, not TRUNCATE, which makes new files for every table and index.
     const script = [

@@ -31,16 +31,25 @@ const search = plannedEachRun(
     ORDER BY ts_rank('{0, 0, 0.5, 1}', search, ${QUERY}, 1) DESC, id LIMIT $3`,
 );
 /*
- * Every uncached word's document frequency in one round trip, counted up to $3 (one past the
- * frequent-word limit: beyond it a word is left out, or picked last, whatever its exact count, and
- * a count visits every matching chunk, a tenth of a large base for a common word); or for a word
- * whose count is not needed (`exact` false: only whether any chunk has it), 1 when one does: that
- * stops at the first matching chunk (a question's expansion offers tens of words, common ones
- * among them, and only needs to know which exist).
+ * Every uncached word's document frequency in one round trip. A count visits every matching chunk
+ * (a tenth of a large base for a common word), so: a word of one lexeme that the column's
+ * statistics list among its most common (ANALYZE, which autovacuum runs after an ingestion, keeps
+ * those above a percent or two of the rows) takes its share of $4 chunks from there, unless that
+ * lands within a quarter of the frequent-word limit, where the count decides; other words are
+ * counted up to $3 (one past the limit: beyond it a word is left out, or picked last, whatever its
+ * exact count). A word whose count is not needed (`exact` false: only whether any chunk has it)
+ * gets 1 when one does: that stops at the first matching chunk (a question's expansion offers tens
+ * of words, common ones among them, and only needs to know which exist).
  */
 const frequencies = statement(
   "fulltext_frequencies",
-  `SELECT w.word, (CASE WHEN w.exact THEN (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word) LIMIT $3) AS capped)
+  `WITH common AS (
+     SELECT e.lexeme, e.share FROM pg_stats AS s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(lexeme, share)
+      WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'search' AND e.lexeme IS NOT NULL)
+   SELECT w.word, (CASE WHEN w.exact THEN coalesce(
+       (SELECT round(c.share * $4) FROM common AS c WHERE c.lexeme = (SELECT CASE WHEN count(*) = 1 THEN min(l) END FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, w.word))) AS l)
+         AND (c.share * $4 < 0.8 * $3 OR c.share * $4 > 1.25 * $3)),
+       (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word) LIMIT $3) AS capped))
      ELSE (EXISTS (SELECT 1 FROM chunks WHERE search @@ websearch_to_tsquery('english'::regconfig, w.word)))::int END)::int AS n
      FROM unnest($1::text[], $2::boolean[]) AS w(word, exact)`,
 );
@@ -50,9 +59,10 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  * Full-text candidates of one chatbot, best first. Words are picked as on SQLite:
  * by document frequency, the rarest first (up to 12), leaving out words found in
  * more than 5 % of all chunks unless nothing rarer is left; frequencies are counted
- * by PostgreSQL (so its stemming applies), only up to that 5 %, and cached per word.
- * When every word is that frequent, the first asked is searched (SQLite's exact
- * counts pick the least frequent of them).
+ * by PostgreSQL (so its stemming applies), only up to that 5 %, or read from its
+ * statistics for common words, and cached per word. When every word is that frequent
+ * and some are not in the statistics, the first asked of those is searched (SQLite's
+ * exact counts pick the least frequent).
  *
  * @example
  * const fullText = createFullTextSearch(pool);
@@ -64,6 +74,7 @@ export function createFullTextSearch(pool: pg.Pool) {
   /** Whether any chunk has the word, for words counted only that far. */
   let present = new Map<string, boolean>();
   let limit = 0;
+  let chunkCount = 0;
   let since = -Infinity;
   let counting: Promise<void> | undefined;
   /** Words asked for in this turn of the event loop: true where the exact count is needed. */
@@ -74,6 +85,7 @@ export function createFullTextSearch(pool: pg.Pool) {
     if (now - since <= CACHE_MS && cache.size + present.size <= CACHE_MAX) return undefined;
     counting ??= (async () => {
       const n = (await one<{ n: number }>(pool, total))!.n;
+      chunkCount = n;
       cache = new Map();
       present = new Map();
       limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * n);
@@ -93,7 +105,7 @@ export function createFullTextSearch(pool: pg.Pool) {
       const counted = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         batch = undefined;
         const found = new Map<string, number>();
-        const rows = await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()], Math.floor(limit) + 1]);
+        const rows = await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()], Math.floor(limit) + 1, chunkCount]);
         for (const { word, n } of rows) found.set(word, n);
         for (const [word, n] of found) {
           if (asked.get(word)) cache.set(word, n);
