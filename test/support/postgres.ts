@@ -103,12 +103,9 @@ async function readSnapshot(url: string): Promise<Snapshot> {
   }
 }
 
-
 /** Every row of every table (schemas `public` and `drizzle`) and every sequence's position, as text, in a stable order. */
-export async function databaseRows(url: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+export function databaseRows(url: string): Promise<string[]> {
+  return withAdmin(url, async (client) => {
     const { rows: tables } = await client.query<{ name: string }>(
       "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname IN ('public', 'drizzle') ORDER BY 1",
     );
@@ -117,10 +114,9 @@ export async function databaseRows(url: string): Promise<string[]> {
     for (const { name } of tables) lines.push(...(await client.query<{ row: string }>(`SELECT format('%s %s', '${name}', t::text) AS row FROM ${name} t ORDER BY 1`)).rows.map((r) => r.row));
     for (const { name } of sequences) lines.push(...(await client.query<{ row: string }>(`SELECT format('%s %s %s', '${name}', last_value, is_called) AS row FROM ${name}`)).rows.map((r) => r.row));
     return lines;
-  } finally {
-    await client.end();
-  }
+  });
 }
+
 /** How the connections kept for resets name themselves (tests that count a database's connections leave them out). */
 export const RESET_APPLICATION = "chatsvc-test-reset";
 

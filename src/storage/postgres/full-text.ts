@@ -60,9 +60,9 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  * by document frequency, the rarest first (up to 12), leaving out words found in
  * more than 5 % of all chunks unless nothing rarer is left; frequencies are counted
  * by PostgreSQL (so its stemming applies), only up to that 5 %, or read from its
- * statistics for common words, and cached per word. When every word is that frequent
- * and some are not in the statistics, the first asked of those is searched (SQLite's
- * exact counts pick the least frequent).
+ * statistics for common words, and cached per word. So when every word is that
+ * frequent, the one searched may not be the least frequent (SQLite's exact counts
+ * pick that one).
  *
  * @example
  * const fullText = createFullTextSearch(pool);
