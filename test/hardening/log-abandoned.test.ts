@@ -48,7 +48,7 @@ async function abandon(served: Served, path: string): Promise<void> {
   await served.handled();
 }
 
-/** The handler's failure once the response has closed (the client is gone), or after `ms` when it stays. */
+/** A handler that fails once its response has closed (the client is gone), as a chat turn does when its model call is cancelled. */
 const failsAfterClose = (received: () => void, handled: () => void) => (event: H3Event) => {
   received();
   return new Promise<never>((_, reject) =>

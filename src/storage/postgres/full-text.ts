@@ -69,12 +69,13 @@ const total = statement("fulltext_total", "SELECT count(*)::int AS n FROM chunks
  * await fullText.search(bot.id, ["refund", "invoice"], 24); // [chunk ids]
  */
 export function createFullTextSearch(pool: pg.Pool) {
-  /** Exact document frequencies. */
+  /** Document frequencies: exact up to the frequent-word limit, or read from the column's statistics. */
   let cache = new Map<string, number>();
   /** Whether any chunk has the word, for words counted only that far. */
   let present = new Map<string, boolean>();
-  let limit = 0;
+  /** All chunks, counted when the cache started over; the frequent-word limit follows from it. */
   let chunkCount = 0;
+  const limit = () => Math.max(FREQUENT_MIN, FREQUENT_SHARE * chunkCount);
   let since = -Infinity;
   let counting: Promise<void> | undefined;
   /** Words asked for in this turn of the event loop: true where the exact count is needed. */
@@ -84,11 +85,9 @@ export function createFullTextSearch(pool: pg.Pool) {
     const now = Date.now();
     if (now - since <= CACHE_MS && cache.size + present.size <= CACHE_MAX) return undefined;
     counting ??= (async () => {
-      const n = (await one<{ n: number }>(pool, total))!.n;
-      chunkCount = n;
+      chunkCount = (await one<{ n: number }>(pool, total))!.n;
       cache = new Map();
       present = new Map();
-      limit = Math.max(FREQUENT_MIN, FREQUENT_SHARE * n);
       since = now;
     })().finally(() => (counting = undefined));
     return counting;
@@ -105,7 +104,7 @@ export function createFullTextSearch(pool: pg.Pool) {
       const counted = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         batch = undefined;
         const found = new Map<string, number>();
-        const rows = await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()], Math.floor(limit) + 1, chunkCount]);
+        const rows = await all<{ word: string; n: number }>(pool, frequencies, [[...asked.keys()], [...asked.values()], Math.floor(limit()) + 1, chunkCount]);
         for (const { word, n } of rows) found.set(word, n);
         for (const [word, n] of found) {
           if (asked.get(word)) cache.set(word, n);
@@ -133,7 +132,7 @@ export function createFullTextSearch(pool: pg.Pool) {
     const counts = await documentFrequencies(words);
     const ranked = words.map((word) => ({ word, n: counts.get(word) ?? 0 })).sort((a, b) => a.n - b.n);
     return ranked
-      .filter((t, i) => i === 0 || t.n <= limit)
+      .filter((t, i) => i === 0 || t.n <= limit())
       .slice(0, MAX_TERMS)
       .map((t) => t.word);
   };
