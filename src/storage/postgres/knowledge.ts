@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { ChunkRecord, EmbedderRecord, KnowledgeStore, VectorState, WebDocument } from "../../core/storage/index.js";
+import { readBinaryCopy } from "./binary-copy.js";
 import { all, one, run, statement, transaction, type Queryable } from "./client.js";
 import { createFullTextSearch, createFullTextSettler } from "./full-text.js";
 import { bumpRevision } from "./revisions.js";
@@ -77,10 +78,11 @@ const recordIfAbsent = statement("knowledge_record_embedder", "INSERT INTO setti
 const STATE = `SELECT (SELECT max(chunk_id) FROM chunk_embeddings WHERE chatbot_id = $1) AS max_id,
           coalesce((SELECT revision FROM revisions WHERE scope = 'vectors:' || $1), 0)::int8 AS revision`;
 const vectorState = statement("knowledge_vector_state", STATE);
-const vectorsAfter = statement(
-  "knowledge_vectors_after",
-  "SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = $1 AND chunk_id > $2 ORDER BY chunk_id LIMIT $3",
-);
+/** COPY takes no parameters: the three integers are checked and written into the statement. */
+const vectorsAfterCopy = (chatbotId: number, afterId: number, limit: number) => {
+  for (const n of [chatbotId, afterId, limit]) if (!Number.isSafeInteger(n)) throw new TypeError(`Not an integer: ${n}`);
+  return `COPY (SELECT chunk_id, embedding FROM chunk_embeddings WHERE chatbot_id = ${chatbotId} AND chunk_id > ${afterId} ORDER BY chunk_id LIMIT ${limit}) TO STDOUT (FORMAT binary)`;
+};
 // One row with a null chunk when none of the ids has a vector: the state always comes back.
 const vectorsOf = statement(
   "knowledge_vectors_of",
@@ -102,7 +104,6 @@ const lock = (tx: Queryable, chatbotId: number) => run(tx, lockChatbot, [KNOWLED
 export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
   const fullText = createFullTextSearch(pool);
   const pending = createFullTextSettler(pool);
-  const rowsToVectors = (rows: { chunk_id: number; embedding: Buffer }[]): [number, Float32Array][] => rows.map((r) => [r.chunk_id, toVector(r.embedding)]);
 
   return {
     documentBySource: (chatbotId, source) => one<{ id: number; content_hash: string }>(pool, bySource, [chatbotId, source]),
@@ -183,7 +184,9 @@ export function createPgKnowledgeStore(pool: pg.Pool): KnowledgeStore {
 
     vectorState: async (chatbotId) => toState((await one<StateRow>(pool, vectorState, [chatbotId]))!),
 
-    vectorsAfter: async (chatbotId, afterId, limit) => rowsToVectors(await all(pool, vectorsAfter, [chatbotId, afterId, limit])),
+    // Binary COPY: the bulk of loading a chatbot's vectors, where decoding hex text cost more than reading the rows.
+    vectorsAfter: async (chatbotId, afterId, limit) =>
+      (await readBinaryCopy(pool, vectorsAfterCopy(chatbotId, afterId, limit))).map(([id, embedding]): [number, Float32Array] => [int4(id!), toVector(embedding!)]),
     async vectorsOf(chatbotId, chunkIds) {
       const rows = await all<StateRow & { chunk_id: number | null; embedding: Buffer | null }>(pool, vectorsOf, [chatbotId, chunkIds]);
       return { state: toState(rows[0]!), vectors: rows.flatMap((r): [number, Float32Array][] => (r.chunk_id === null ? [] : [[r.chunk_id, toVector(r.embedding!)]])) };
@@ -224,7 +227,13 @@ function toBytes(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
+/** An `integer` column in binary format. */
+function int4(bytes: Buffer): number {
+  if (bytes.length !== 4) throw new Error(`Expected a 4-byte integer, got ${bytes.length} bytes`);
+  return bytes.readInt32BE(0);
+}
+
 function toVector(bytes: Buffer): Float32Array {
-  // node-postgres decodes bytea into pooled buffers that need not be 4-byte aligned; copy when they are not.
+  // bytea from node-postgres or binary COPY need not be 4-byte aligned; copy when it is not.
   return bytes.byteOffset % 4 === 0 ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float32Array(new Uint8Array(bytes).buffer);
 }
