@@ -27,7 +27,7 @@ import { createUsers, type Users } from "./core/users.js";
 import { createIdempotency, type Idempotency } from "./core/idempotency.js";
 import { createWidgetBudgets, type WidgetBudgets } from "./core/widget-budgets.js";
 import { createKnowledge } from "./knowledge/index.js";
-import { createSearchThread, type HybridSearch, type SearchThread, type TextHits, type SearchWorkerSetup } from "./knowledge/search-thread.js";
+import { createSearchThread, type HybridSearch, type SearchThread, type TextHits, type SearchWorkerSetup, type VectorLoad } from "./knowledge/search-thread.js";
 import { scheduleSync } from "./knowledge/sync-schedule.js";
 import { hasQuestionWords } from "./knowledge/question-match.js";
 import type { Knowledge } from "./knowledge/types.js";
@@ -172,14 +172,14 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
   });
   const chatbots = createChatbots(storage.chatbots, { branding, hasKnowledge: (id) => storage.knowledge.hasChunks(id), changes: storage.changes });
   let searchThread: SearchThread | undefined;
-  const knowledge = createKnowledge(storage, config, chatbots, {
+  const { stopPreloads, ...knowledge } = createKnowledge(storage, config, chatbots, {
     ...(config.searchThread &&
       config.database === null &&
       config.db !== ":memory:" && {
-        searchIn: (inThread: HybridSearch, textHits: TextHits) => {
+        searchIn: (here: { search: HybridSearch; load: VectorLoad }, textHits: TextHits) => {
           const setup = { file: resolve(config.db), busyTimeoutMs: config.busyTimeoutMs, embedModel: config.embedModel, embedder: pickEmbedderSettings(config) };
-          searchThread = createSearchThread(setup, { inThread, textHits, onFailure: (error) => console.error(error.message) });
-          return searchThread.search;
+          searchThread = createSearchThread(setup, { inThread: here.search, loadInThread: here.load, textHits, onFailure: (error) => console.error(error.message) });
+          return searchThread;
         },
       }),
   });
@@ -259,7 +259,10 @@ export async function createChatService(options: ChatServiceOptions = {}): Promi
       await retention.stop();
       await webhooks.close();
       await renderer.close();
+      // The search thread stops its own loads ahead; those in this thread stop here, before the storage closes.
+      const preloadsStopped = stopPreloads();
       await searchThread?.close();
+      await preloadsStopped;
       await keys.flush();
       await storage.close();
     },

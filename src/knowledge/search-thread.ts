@@ -12,8 +12,13 @@ export type HybridSearch = (chatbotId: number, query: string, options: HybridSea
 /** A search's full-text step alone (`fullTextHits` in search.ts): chunk ids, best first. */
 export type TextHits = (chatbotId: number, query: string, k: number) => Promise<number[]>;
 
+/** Loads a chatbot's vectors ahead of its first search (`VectorIndex.load`): the vectors it then holds. */
+export type VectorLoad = (chatbotId: number, signal: AbortSignal) => Promise<number>;
+
 export interface SearchThread {
   search: HybridSearch;
+  /** Loads a chatbot's vectors in the thread, where its searches will use them; stopping the thread ends a load under way. */
+  load(chatbotId: number): Promise<number>;
   /** Asks the thread to free its connection's page cache and collect its garbage (a quiet server). */
   releaseMemory(): void;
   /** Lets searches under way finish, then stops the thread. */
@@ -28,6 +33,8 @@ export interface SearchThread {
 export interface SearchThreadOptions {
   /** Searches here instead, when no thread can start or open the database (and for good from then on). */
   inThread: HybridSearch;
+  /** Loads vectors here instead, likewise. */
+  loadInThread: VectorLoad;
   /** A search's full-text step, on this thread's connection while the worker thread runs the rest. */
   textHits: TextHits;
   /** Told why searches moved to this thread, or why a thread stopped. */
@@ -35,8 +42,11 @@ export interface SearchThreadOptions {
 }
 
 interface Waiting {
-  args: Parameters<HybridSearch>;
-  resolve(chunks: RetrievedChunk[]): void;
+  /** The same request in this thread (when the thread never opened the database). */
+  here(): Promise<unknown>;
+  /** A search's question, for the extractive answer worked out with it. */
+  question?: string;
+  resolve(answer: unknown): void;
   reject(error: Error): void;
 }
 
@@ -62,7 +72,7 @@ const CLOSE_GRACE_MS = 5_000;
  * await thread.search(botId, "How do I reset my password?", { k: 8, threshold: 0.2, includeBelowThreshold: false });
  * await thread.close();
  */
-export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHits, onFailure }: SearchThreadOptions): SearchThread {
+export function createSearchThread(setup: SearchWorkerSetup, { inThread, loadInThread, textHits, onFailure }: SearchThreadOptions): SearchThread {
   let worker: Worker | undefined;
   let fallback = false;
   let closing = false;
@@ -72,6 +82,8 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
   let extracts = 0;
   const waiting = new Map<number, Waiting>();
   let exited: Promise<void> = Promise.resolve();
+  /** Ends loads running in this thread (`loadInThread`) when the thread is closed. */
+  const stopped = new AbortController();
 
   const start = (): Worker | undefined => {
     let started: Worker;
@@ -90,14 +102,15 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
       if (!entry) return;
       waiting.delete(reply.id);
       if (waiting.size === 0) started.unref();
-      answered++;
+      if (entry.question !== undefined) answered++;
       if ("chunks" in reply) {
         if (reply.extract !== undefined) {
-          rememberExtract(reply.chunks, entry.args[1], reply.extract);
+          rememberExtract(reply.chunks, entry.question!, reply.extract);
           extracts++;
         }
         entry.resolve(reply.chunks);
-      } else entry.reject(errorOf(reply.error));
+      } else if ("loaded" in reply) entry.resolve(reply.loaded);
+      else entry.reject(errorOf(reply.error));
     });
     let failure: Error | undefined;
     started.on("error", (error) => void (failure = error));
@@ -109,12 +122,12 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
         if (!ready && !closing) {
           // It never opened the database: the searches it held run here, as every later one will.
           moveInThread(failure ?? new Error(`it exited with code ${code} while starting`));
-          for (const entry of held) inThread(...entry.args).then(entry.resolve, entry.reject);
+          for (const entry of held) entry.here().then(entry.resolve, entry.reject);
           resolve();
           return;
         }
         if (!closing) onFailure(new Error(`chatsvc: the search thread stopped (${failure?.message ?? `exit code ${code}`}); the next search starts another`));
-        for (const entry of held) entry.reject(new Error("The search thread stopped during the search"));
+        for (const entry of held) entry.reject(new Error("The search thread stopped before answering"));
         resolve();
       }),
     );
@@ -136,7 +149,9 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
       const running = worker;
       if (!running) return inThread(chatbotId, query, options);
       const id = nextId++;
-      const answer = new Promise<RetrievedChunk[]>((resolve, reject) => waiting.set(id, { args: [chatbotId, query, options], resolve, reject }));
+      const answer = new Promise<RetrievedChunk[]>((resolve, reject) =>
+        waiting.set(id, { here: () => inThread(chatbotId, query, options), question: query, resolve: resolve as Waiting["resolve"], reject }),
+      );
       running.ref();
       running.postMessage({ id, chatbotId, query, options } satisfies ToSearchWorker);
       // Found while the thread expands and embeds the question and ranks its vector candidates; it waits for them only then.
@@ -152,6 +167,20 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
       running.postMessage({ id, textHits: hits } satisfies ToSearchWorker);
       return answer;
     },
+    async load(chatbotId) {
+      if (closing) return 0;
+      if (fallback) return loadInThread(chatbotId, stopped.signal);
+      worker ??= start();
+      const running = worker;
+      if (!running) return loadInThread(chatbotId, stopped.signal);
+      const id = nextId++;
+      const answer = new Promise<number>((resolve, reject) =>
+        waiting.set(id, { here: () => loadInThread(chatbotId, stopped.signal), resolve: resolve as Waiting["resolve"], reject }),
+      );
+      running.ref();
+      running.postMessage({ id, load: chatbotId } satisfies ToSearchWorker);
+      return answer;
+    },
     stats: () => ({ threadsStarted, answered, extracts, inThread: fallback }),
     releaseMemory() {
       worker?.postMessage({ release: true } satisfies ToSearchWorker);
@@ -159,6 +188,7 @@ export function createSearchThread(setup: SearchWorkerSetup, { inThread, textHit
     async close() {
       if (closing) return exited;
       closing = true;
+      stopped.abort();
       const running = worker;
       if (!running) return;
       running.postMessage({ stop: true } satisfies ToSearchWorker);

@@ -21,10 +21,11 @@ export interface SearchWorkerSetup extends SqliteReaderSetup {
   embedder: Pick<ResolvedConfig, "ollamaHost" | "openaiBaseUrl" | "openaiApiKey" | "modelTimeoutMs">;
 }
 
-/** A search, then its full-text hits (found by the calling thread meanwhile), then the next search's. */
+/** A search, then its full-text hits (found by the calling thread meanwhile), then the next search's; or a chatbot's vectors to load ahead. */
 export type ToSearchWorker =
   | { id: number; chatbotId: number; query: string; options: Omit<HybridSearchOptions, "textHits"> }
   | { id: number; textHits: number[] }
+  | { id: number; load: number }
   | { release: true }
   | { stop: true };
 
@@ -36,14 +37,21 @@ export interface SearchFailure {
   details?: ChatsvcError["details"];
 }
 
-/** `ready` once the database is open and the text steps are warm (`warmUp`); then one answer per search. */
-export type FromSearchWorker = { ready: true } | { id: number; chunks: RetrievedChunk[]; extract?: string | null } | { id: number; error: SearchFailure };
+/** `ready` once the database is open and the text steps are warm (`warmUp`); then one answer per search or load (the vectors loaded). */
+export type FromSearchWorker =
+  | { ready: true }
+  | { id: number; chunks: RetrievedChunk[]; extract?: string | null }
+  | { id: number; loaded: number }
+  | { id: number; error: SearchFailure };
 
 const setup = workerData as SearchWorkerSetup;
 const reader = openSearchReader(setup);
 let model: Embedder | undefined;
 const embedder = () => (model ??= createEmbedder(setup.embedModel, setup.embedder));
-const search = createHybridSearch({ store: reader.reads, vectors: createVectorIndex(reader.reads, reader.changes), embedder });
+const vectors = createVectorIndex(reader.reads, reader.changes);
+const search = createHybridSearch({ store: reader.reads, vectors, embedder });
+/** Aborted when the thread is asked to stop: a load ahead under way ends at its next page. */
+const loading = new AbortController();
 const port = parentPort!;
 warmUp();
 port.postMessage({ ready: true } satisfies FromSearchWorker);
@@ -60,6 +68,7 @@ const stop = () => {
 port.on("message", (message: ToSearchWorker) => {
   if ("stop" in message) {
     stopping = true;
+    loading.abort();
     if (pending === 0) stop();
     return;
   }
@@ -73,6 +82,13 @@ port.on("message", (message: ToSearchWorker) => {
     return;
   }
   pending++;
+  if ("load" in message) {
+    vectors.load(message.load, loading.signal).then(
+      (loaded) => answer({ id: message.id, loaded }),
+      (error: unknown) => answer({ id: message.id, error: failureOf(error) }),
+    );
+    return;
+  }
   const textHits = new Promise<number[]>((resolve) => hitsFor.set(message.id, resolve));
   // A failure to read the snapshot's version fails this search, like any read of it.
   new Promise<void>((resolve) => resolve(reader.fresh()))

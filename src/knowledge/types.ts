@@ -122,6 +122,14 @@ export interface Knowledge {
   search(slug: string, query: string, options?: SearchOptions): Promise<RetrievedChunk[]>;
   /** {@link search} by chatbot id (the chat pipeline has the id already). */
   searchChatbot(chatbotId: number, query: string, options?: ChatSearchOptions): Promise<RetrievedChunk[]>;
+  /**
+   * Loads every chatbot's vectors into memory now (where searches run: the search thread when there is one)
+   * rather than at each chatbot's first search, which on a large knowledge base waits seconds for them.
+   * `chatsvc serve` starts this once listening. One chatbot at a time, letting searches run between pages
+   * of vectors; `signal` stops it between chatbots (and between pages outside a search thread, whose own
+   * loads stop when the service closes). Answers the chatbots it went through and the vectors they hold.
+   */
+  preload(options?: { signal?: AbortSignal }): Promise<{ chatbots: number; vectors: number }>;
   list(slug: string): Promise<KnowledgeDocument[]>;
   remove(slug: string, documentId: number): Promise<void>;
   /** Re-embeds every chunk (of one chatbot, or all) with the configured embedder. */

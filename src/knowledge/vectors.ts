@@ -41,7 +41,7 @@ interface Cached {
 export function createVectorIndex(store: KnowledgeReads, changes: ChangeFeed) {
   const cache = new Map<number, Cached>();
   /** One refresh per chatbot at a time: two searches must not both append the same rows. */
-  const refreshing = new Map<number, Promise<QuantizedVectors | undefined>>();
+  const refreshing = new Map<number, { pending: Promise<QuantizedVectors | undefined>; ahead: boolean }>();
   let embedder: { version: number; value: Promise<EmbedderRecord | undefined> } | undefined;
 
   const record = (): Promise<EmbedderRecord | undefined> => {
@@ -56,8 +56,12 @@ export function createVectorIndex(store: KnowledgeReads, changes: ChangeFeed) {
     return embedder.value;
   };
 
-  /** The chatbot's in-memory copy, brought up to date with the store (as of `known`, a state read during this search, when given). */
-  const refresh = async (chatbotId: number, dimension: number, known?: VectorState): Promise<QuantizedVectors | undefined> => {
+  /**
+   * The chatbot's in-memory copy, brought up to date with the store (as of `known`, a state read during this search, when given).
+   * A load ahead of searches (`ahead`) lets other work run between its pages and stops when its signal aborts: the
+   * copy then holds the rows read so far, and the next search reads the rest.
+   */
+  const refresh = async (chatbotId: number, dimension: number, known?: VectorState, ahead?: AbortSignal): Promise<QuantizedVectors | undefined> => {
     const { max_id: maxId, revision } = known ?? (await store.vectorState(chatbotId));
     let cached = cache.get(chatbotId);
     if (maxId === null) {
@@ -75,16 +79,25 @@ export function createVectorIndex(store: KnowledgeReads, changes: ChangeFeed) {
         cached.maxId = id;
       }
       if (page.length < LOAD_PAGE) break;
+      if (ahead) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (ahead.aborted) break;
+      }
     }
     return cached.index;
   };
 
-  const current = (chatbotId: number, dimension: number, known?: VectorState): Promise<QuantizedVectors | undefined> => {
-    let pending = refreshing.get(chatbotId);
-    if (!pending) {
-      pending = refresh(chatbotId, dimension, known).finally(() => refreshing.delete(chatbotId));
-      refreshing.set(chatbotId, pending);
+  const current = async (chatbotId: number, dimension: number, known?: VectorState, ahead?: AbortSignal): Promise<QuantizedVectors | undefined> => {
+    const running = refreshing.get(chatbotId);
+    if (running?.ahead && !ahead) {
+      // A load ahead may stop part-way (its signal): a search waits for it, then brings the copy up to date itself
+      // (with the state as it is then: one read before the load finished may be older than the copy).
+      await running.pending.catch(() => {});
+      return current(chatbotId, dimension);
     }
+    if (running) return running.pending;
+    const pending = refresh(chatbotId, dimension, known, ahead).finally(() => refreshing.delete(chatbotId));
+    refreshing.set(chatbotId, { pending, ahead: ahead !== undefined });
     return pending;
   };
 
@@ -115,6 +128,16 @@ export function createVectorIndex(store: KnowledgeReads, changes: ChangeFeed) {
           { details: { stored_embedder: stored.spec, configured_embedder: spec } },
         );
       }
+    },
+
+    /**
+     * Loads the chatbot's copy now rather than at its first search (see `Knowledge.preload`); answers how many
+     * vectors it holds. Stops early, between pages, once `signal` aborts.
+     */
+    async load(chatbotId: number, signal: AbortSignal): Promise<number> {
+      const stored = await record();
+      if (!stored || signal.aborted) return 0;
+      return (await current(chatbotId, stored.dimension, undefined, signal))?.size ?? 0;
     },
 
     /**

@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { startServer } from "../../src/http/server.js";
-import { createChatService } from "../../src/service.js";
+import { createChatService, internalsOf } from "../../src/service.js";
 import { ingestDocs } from "../chat/helpers.js";
 import { startFakeOpenAI } from "../fixtures/fake-openai.js";
 import { TEST_CLI_DIR } from "../support/build-cli.js";
@@ -29,6 +29,7 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
   const setup = await createChatService({ env: {}, db, webhooks: { allowPrivateNetworks: true } });
   const tenant = await setup.bootstrap({ organizationName: "Acme", email: "owner@acme.test" });
   await ingestDocs(setup);
+  const chunks = (await internalsOf(setup).storage.knowledge.chunksOfChatbot(tenant.chatbot.id)).length;
   await setup.webhooks.register(tenant.organization.id, { url: `${receiver.url}/hook`, events: ["message_received"] });
   await setup.close();
 
@@ -51,6 +52,8 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
     }
   };
   await said(() => stdout, /listening on (\S+)/);
+  // Loaded ahead of the first question, in the search thread.
+  await said(() => stderr, /"msg":"vectors loaded"/);
   const base = /listening on (\S+)/.exec(stdout)![1]!;
   const key = tenant.key.key;
   const conversation = (await request(`${base}/api/v1/chatbots/demo/conversations`, { key, json: {} })).body.data.conversation_id;
@@ -72,6 +75,7 @@ it("SIGTERM: stops accepting, finishes the in-flight stream, flushes last_used_a
 
   expect(await exited).toBe(0);
   const logs = stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  expect(logs.find((l) => l.msg === "vectors loaded")).toMatchObject({ level: "info", chatbots: 1, vectors: chunks });
   expect(logs.find((l) => l.msg === "shutting down")).toMatchObject({ level: "info", signal: "SIGTERM", shutdown_timeout_ms: 15000 });
   expect(logs.find((l) => l.msg === "stopped")).toMatchObject({ level: "info", signal: "SIGTERM" });
   expect(logs.find((l) => l.msg === "request" && l.route?.endsWith("/messages"))).toMatchObject({ status: 200, key_prefix: key.slice(0, 15) });

@@ -166,6 +166,40 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     expect((await searching)[0]?.name).toBe("parking.md");
   });
 
+  it("loads every chatbot's vectors in the thread ahead of its searches, which then answer as before", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await open(db, { searchThread: true });
+    await threaded.bootstrap({ ingestDocs: false });
+    await threaded.knowledge.ingest("demo", [HOURS, PARKING]);
+    const bot = await threaded.chatbots.get("demo");
+    const vectors = (await internalsOf(threaded).storage.knowledge.chunksOfChatbot(bot.id)).length;
+    expect(await threaded.knowledge.preload()).toEqual({ chatbots: 1, vectors });
+    expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: 0 });
+    expect((await threaded.knowledge.search("demo", "Where do visitors park?"))[0]?.name).toBe("parking.md");
+    // The copy loaded ahead follows the knowledge base like any other.
+    await threaded.knowledge.ingest("demo", [REFUNDS]);
+    expect((await threaded.knowledge.search("demo", "How long does a refund take?"))[0]?.name).toBe("refunds.md");
+    expect(threadOf(threaded).stats()).toMatchObject({ threadsStarted: 1, answered: 2 });
+  });
+
+  it("closes while loading vectors ahead without hanging or failing the load", async () => {
+    const db = join(temp(), "chatsvc.db");
+    const threaded = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, db, searchThread: true });
+    const { chatbot } = await threaded.bootstrap({ ingestDocs: false });
+    const chunks = Array.from({ length: 6000 }, (_, i) => ({ heading: "", content: `Chunk ${i} of a large base`, vector: new Float32Array(384).fill(i % 7) }));
+    await internalsOf(threaded).storage.knowledge.writeBatch({
+      chatbot_id: chatbot.id,
+      embedder: { spec: "hash", dimension: 384 },
+      documents: [{ fields: { name: "big.md", type: "file", source: "big.md", url: null, content_hash: "h", chunk_count: chunks.length, bytes: 0, etag: null, last_modified: null, fetched_at: null }, chunks }],
+      now: new Date().toISOString(),
+    });
+    const loading = threaded.knowledge.preload();
+    await threaded.close();
+    const { chatbots, vectors } = await loading;
+    expect(chatbots).toBeLessThanOrEqual(1);
+    expect(vectors).toBeLessThanOrEqual(6000);
+  });
+
   it("fails a search whose full-text step fails in the calling thread, and answers the next one", async () => {
     const db = join(temp(), "chatsvc.db");
     const service = await open(db);
@@ -177,6 +211,7 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
       { file: db, busyTimeoutMs: 1000, embedModel: "hash", embedder: { ollamaHost: "", openaiBaseUrl: "", openaiApiKey: undefined, modelTimeoutMs: 1000 } },
       {
         inThread: () => Promise.reject(new Error("searched in the calling thread")),
+        loadInThread: () => Promise.reject(new Error("loaded in the calling thread")),
         textHits: async () => {
           if (failing) throw new Error("disk I/O error");
           return [];
@@ -198,6 +233,7 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
       { file: join(temp(), "missing.db"), busyTimeoutMs: 1000, embedModel: "hash", embedder: { ollamaHost: "", openaiBaseUrl: "", openaiApiKey: undefined, modelTimeoutMs: 1000 } },
       {
         inThread: async (chatbotId, query) => [{ chunk_id: chatbotId, document_id: 1, content: query, heading: "", name: "here.md", title: "here", type: "text", url: null, score: 1 }],
+        loadInThread: async (chatbotId) => chatbotId * 10,
         textHits: async () => [],
         onFailure: (error) => failures.push(error.message),
       },
@@ -205,8 +241,9 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
     cleanups.push(() => thread.close());
     const options = { k: 3, threshold: 0.2, includeBelowThreshold: false };
     // Sent before the thread failed to start: answered here all the same.
-    const [first, second] = await Promise.all([thread.search(1, "one", options), thread.search(2, "two", options)]);
-    expect([first[0]?.content, second[0]?.content]).toEqual(["one", "two"]);
+    const [first, second, loaded] = await Promise.all([thread.search(1, "one", options), thread.search(2, "two", options), thread.load(7)]);
+    expect([first[0]?.content, second[0]?.content, loaded]).toEqual(["one", "two", 70]);
+    expect(await thread.load(8)).toBe(80);
     expect((await thread.search(3, "three", options))[0]?.chunk_id).toBe(3);
     expect(thread.stats()).toMatchObject({ threadsStarted: 1, answered: 0, inThread: true });
     expect(failures).toHaveLength(1);

@@ -135,6 +135,39 @@ describe("nearest-vector search", () => {
   });
 });
 
+describe("loading vectors ahead of searches", () => {
+  it("loads every chatbot's vectors, and a search during or after a load stopped part-way still sees every vector", async () => {
+    const service = await open(join(temp(), "ahead.db"));
+    const { organization, chatbot } = await service.bootstrap({ ingestDocs: false });
+    const other = await service.chatbots.create({ organization_id: organization.id, slug: "other", name: "Other" });
+    const rand = random(5);
+    // More than one page of vectors (2048 a page) for the demo bot.
+    const pages = Array.from({ length: 30 }, (_, d) => ({ name: `p${d}.md`, chunks: Array.from({ length: 100 }, () => ({ heading: "", content: sentence(rand, 40) })) }));
+    await storeChunks(service, chatbot.id, pages);
+    await storeChunks(service, other.id, [{ name: "o.md", chunks: [{ heading: "Otters", content: "Otters float on their backs." }] }]);
+    await service.chatbots.create({ organization_id: organization.id, slug: "empty", name: "Empty" });
+
+    // The service's own load: both chatbots with chunks, every vector.
+    expect(await service.knowledge.preload()).toEqual({ chatbots: 2, vectors: 3001 });
+    expect(await service.knowledge.preload({ signal: AbortSignal.abort() })).toEqual({ chatbots: 0, vectors: 0 });
+
+    // A copy of its own, whose load is stopped before it is done; a search asked meanwhile reads the rest itself.
+    const { storage } = internalsOf(service);
+    const index = createVectorIndex(storage.knowledge, storage.changes);
+    const stop = new AbortController();
+    const loading = index.load(chatbot.id, stop.signal);
+    setImmediate(() => stop.abort());
+    const query = hashEmbed(pages[29]!.chunks[99]!.content);
+    const [loaded, hits] = await Promise.all([loading, index.nearest(chatbot.id, query, 8)]);
+    expect(loaded).toBeLessThan(3000);
+    const ids = (await storage.knowledge.chunksOfChatbot(chatbot.id)).map((c) => c.id);
+    // The last chunk stored is the one asked about: found only if the search read past where the load stopped.
+    expect(hits[0]).toMatchObject({ chunk_id: ids.at(-1) });
+    expect(hits[0]!.distance).toBeCloseTo(0, 5);
+    expect(await index.load(chatbot.id, new AbortController().signal)).toBe(3000);
+  });
+});
+
 describe("full-text candidates", () => {
   it("finds a chatbot's match even when another chatbot's chunks fill the global top", async () => {
     const service = await open(join(temp(), "kb.db"));

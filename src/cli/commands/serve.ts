@@ -45,6 +45,13 @@ export function registerServe(program: Command): void {
         service.knowledge.onSyncRound((round) => logger.log("info", "web sources synced", { chatbots: round.chatbots.map(syncSummary), aborted: round.aborted }));
         warnExposedFiles(service.exposedFiles(), logger);
         const server = await startServer(service, { port, host: opts.host, shutdownTimeoutMs });
+        // Each chatbot's vectors are read now rather than by its first visitor's question (seconds on a large base).
+        const preloadStarted = performance.now();
+        service.knowledge.preload().then(
+          // A load cut short by shutting down is not worth a line.
+          ({ chatbots, vectors }) => stopping || logger.log("info", "vectors loaded", { chatbots, vectors, duration_ms: Math.round(performance.now() - preloadStarted) }),
+          (error: unknown) => logger.log("warn", "vectors not loaded ahead; each chatbot's first search loads them", { error: error instanceof Error ? error.message : String(error) }),
+        );
         // Daily retention passes; instances sharing a database take turns through a lease. `service.close()` stops it.
         service.retention.start({
           holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
