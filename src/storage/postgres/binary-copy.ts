@@ -12,9 +12,9 @@ const HEADER = SIGNATURE.length + 8;
  * Runs `COPY (...) TO STDOUT (FORMAT binary)` on a pooled connection and
  * answers its rows. node-postgres reads every result as text, where a bytea
  * column arrives hex-encoded: twice its size on the wire, then decoded from
- * UTF-8 and from hex. Binary COPY sends the bytes themselves, which roughly
- * halves loading a chatbot's vectors (bench scenario 2: first search on
- * PostgreSQL). A connection whose COPY failed part-way is closed, not reused.
+ * UTF-8 and from hex. Binary COPY sends the bytes themselves, and that text
+ * was most of what loading a chatbot's vectors cost (bench scenario 2's first
+ * search on PostgreSQL). A connection whose COPY failed part-way is closed, not reused.
  *
  * @example
  * const rows = await readBinaryCopy(pool, "COPY (SELECT id, embedding FROM chunk_embeddings) TO STDOUT (FORMAT binary)");
@@ -95,15 +95,27 @@ export function createBinaryCopyParser(): { push(chunk: Buffer): void; end(): Bi
         if (chunk.length > 0) throw new Error("Binary COPY data continues past its end marker");
         return;
       }
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      // A row split over many chunks is joined once, when all of it has arrived.
-      if (pendingBytes < needed) return;
-      const buffer = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-      const rest = buffer.subarray(parse(buffer));
-      pending = rest.length > 0 ? [rest] : [];
-      pendingBytes = rest.length;
-      if (ended && rest.length > 0) throw new Error("Binary COPY data continues past its end marker");
+      let rest = chunk;
+      // The part the last chunk left incomplete (a field count, a field's length, a field) is completed from the
+      // head of this one: only that part is copied, never the whole chunk, and a large field once.
+      while (pendingBytes > 0) {
+        if (pendingBytes + rest.length < needed) {
+          pending.push(rest);
+          pendingBytes += rest.length;
+          return;
+        }
+        const take = needed - pendingBytes;
+        const joined = Buffer.concat([...pending, rest.subarray(0, take)]);
+        rest = rest.subarray(take);
+        // Either the row is still incomplete (and `needed` grew), or it ends exactly where `joined` does.
+        const parsed = parse(joined);
+        pending = parsed === 0 ? [joined] : [];
+        pendingBytes = parsed === 0 ? joined.length : 0;
+      }
+      const tail = rest.subarray(parse(rest));
+      if (ended && tail.length > 0) throw new Error("Binary COPY data continues past its end marker");
+      pending = tail.length > 0 ? [tail] : [];
+      pendingBytes = tail.length;
     },
     end() {
       if (!ended) throw new Error("Binary COPY data ended before its end marker");
