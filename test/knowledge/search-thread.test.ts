@@ -185,6 +185,8 @@ describe.skipIf(testEngine === "postgres")("search thread (SQLite file)", () => 
   it("closes while loading vectors ahead without hanging or failing the load", async () => {
     const db = join(temp(), "chatsvc.db");
     const threaded = await createChatService({ env: {}, logLevel: "warn", renderWorker: false, db, searchThread: true });
+    // Closed by the test itself; this only covers a failure before that (closing twice is a no-op).
+    cleanups.push(() => threaded.close());
     const { chatbot } = await threaded.bootstrap({ ingestDocs: false });
     const chunks = Array.from({ length: 6000 }, (_, i) => ({ heading: "", content: `Chunk ${i} of a large base`, vector: new Float32Array(384).fill(i % 7) }));
     await internalsOf(threaded).storage.knowledge.writeBatch({
