@@ -38,13 +38,14 @@ export async function readBinaryCopy(pool: pg.Pool, sql: string): Promise<Binary
 /**
  * Parses PostgreSQL's binary COPY format (a header, then per row a field
  * count and each field's length and bytes, then -1) from chunks split
- * anywhere. Fields are views into the chunks, not copies.
+ * anywhere. Fields are views into the chunks, not copies (a row split
+ * between two chunks into the copy that joins its parts).
  */
 export function createBinaryCopyParser(): { push(chunk: Buffer): void; end(): BinaryRow[] } {
   const rows: BinaryRow[] = [];
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  /** Bytes needed before parsing can go on: a row (or the header) is parsed whole. */
+  /** Bytes, from the start of the incomplete row (or of the header), that parsing needs before it can go on. */
   let needed = HEADER;
   let headerRead = false;
   let ended = false;
